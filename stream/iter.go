@@ -1,0 +1,220 @@
+package stream
+
+import (
+	"container/heap"
+	"io"
+	"iter"
+)
+
+// Iterator is a pull iterator over records.
+//
+//	for it.Next() {
+//		rec := it.At()
+//		...
+//	}
+//	if err := it.Err(); err != nil { ... }
+//
+// At returns the current record; it (and any slice inside it, such as a
+// Result's Body or a Desc's Names) is valid only until the next call to
+// Next. Implementations reuse their records so that the hot path does not
+// allocate. A consumer that keeps a record must copy it (see CloneRecord).
+type Iterator interface {
+	Next() bool
+	At() Record
+	Err() error
+}
+
+// CloserIterator is an Iterator holding resources (files) to release.
+type CloserIterator interface {
+	Iterator
+	io.Closer
+}
+
+// All adapts an Iterator to a range-over-func sequence. A non-nil error is
+// yielded once, as the last element, with a nil record.
+func All(it Iterator) iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
+		for it.Next() {
+			if !yield(it.At(), nil) {
+				return
+			}
+		}
+		if err := it.Err(); err != nil {
+			yield(nil, err)
+		}
+	}
+}
+
+// CloneRecord returns a deep copy of r that stays valid after the iterator
+// moves on.
+func CloneRecord(r Record) Record {
+	switch v := r.(type) {
+	case *Label:
+		c := *v
+		return &c
+	case *Desc:
+		c := *v
+		c.Names = append([]string(nil), v.Names...)
+		return &c
+	case *InDom:
+		c := *v
+		c.Insts = append([]int32(nil), v.Insts...)
+		c.Names = append([]string(nil), v.Names...)
+		if v.Deleted != nil {
+			c.Deleted = append([]bool(nil), v.Deleted...)
+		}
+		return &c
+	case *LabelSet:
+		c := *v
+		c.Sets = make([]OneLabelSet, len(v.Sets))
+		for i, s := range v.Sets {
+			c.Sets[i] = s
+			c.Sets[i].Labels = append([]LabelEntry(nil), s.Labels...)
+		}
+		return &c
+	case *Text:
+		c := *v
+		return &c
+	case *Result:
+		return v.Clone()
+	case *Mark:
+		c := *v
+		return &c
+	}
+	return r
+}
+
+// SliceIterator iterates over records held in memory.
+type SliceIterator struct {
+	recs []Record
+	i    int
+}
+
+// FromSlice returns an Iterator over recs.
+func FromSlice(recs []Record) *SliceIterator { return &SliceIterator{recs: recs, i: -1} }
+
+// Next implements Iterator.
+func (s *SliceIterator) Next() bool { s.i++; return s.i < len(s.recs) }
+
+// At implements Iterator.
+func (s *SliceIterator) At() Record { return s.recs[s.i] }
+
+// Err implements Iterator.
+func (s *SliceIterator) Err() error { return nil }
+
+// Collect reads every record of it into memory (deep copies).
+func Collect(it Iterator) ([]Record, error) {
+	var out []Record
+	for it.Next() {
+		out = append(out, CloneRecord(it.At()))
+	}
+	return out, it.Err()
+}
+
+// Merge interleaves the records of several iterators by timestamp. Ties go
+// to the iterator given first, and records with equal timestamps are all
+// kept, so the merge is stable. Each input must itself be in time order.
+//
+// Because At of an input is only valid until that input's Next, Merge
+// advances an input only after its current record has been handed out and
+// the consumer has called Next again.
+func Merge(its ...Iterator) Iterator {
+	if len(its) == 1 {
+		return its[0]
+	}
+	return &merger{its: its}
+}
+
+type mergeItem struct {
+	it  Iterator
+	idx int
+	rec Record
+}
+
+type mergeHeap []mergeItem
+
+func (h mergeHeap) Len() int { return len(h) }
+func (h mergeHeap) Less(i, j int) bool {
+	c := h[i].rec.Time().Compare(h[j].rec.Time())
+	if c != 0 {
+		return c < 0
+	}
+	return h[i].idx < h[j].idx
+}
+func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(mergeItem)) }
+func (h *mergeHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+type merger struct {
+	its     []Iterator
+	h       mergeHeap
+	started bool
+	cur     mergeItem // the item handed out; advanced on the next Next
+	have    bool
+	err     error
+}
+
+func (m *merger) Next() bool {
+	if m.err != nil {
+		return false
+	}
+	if !m.started {
+		m.started = true
+		for i, it := range m.its {
+			if it.Next() {
+				m.h = append(m.h, mergeItem{it: it, idx: i, rec: it.At()})
+			} else if err := it.Err(); err != nil {
+				m.err = err
+				return false
+			}
+		}
+		heap.Init(&m.h)
+	} else if m.have {
+		// Advance the input whose record was handed out last.
+		c := m.cur
+		m.have = false
+		if c.it.Next() {
+			c.rec = c.it.At()
+			// Fast path: still the smallest, no heap work.
+			if len(m.h) == 0 || !m.less(m.h[0], c) {
+				m.cur = c
+				m.have = true
+				return true
+			}
+			heap.Push(&m.h, c)
+		} else if err := c.it.Err(); err != nil {
+			m.err = err
+			return false
+		}
+	}
+	if len(m.h) == 0 {
+		return false
+	}
+	m.cur = heap.Pop(&m.h).(mergeItem)
+	m.have = true
+	return true
+}
+
+func (m *merger) less(a, b mergeItem) bool {
+	c := a.rec.Time().Compare(b.rec.Time())
+	if c != 0 {
+		return c < 0
+	}
+	return a.idx < b.idx
+}
+
+func (m *merger) At() Record { return m.cur.rec }
+
+// Source returns the index of the input the current record came from.
+func (m *merger) Source() int { return m.cur.idx }
+
+func (m *merger) Err() error { return m.err }
+
+// Sourcer is implemented by iterators that can say which input the current
+// record came from (Merge's result does).
+type Sourcer interface{ Source() int }

@@ -1,0 +1,346 @@
+package stream
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Result is one data record (a pmResult) in PCP's encoding.
+//
+// Body holds the record from numpmid to the end of the last value block,
+// without the length words and the timestamp. Pointer values inside Body
+// count 32-bit words from two words before the on-disk record's length word
+// (a relic of PCP's PDU header), so they depend on the size of the header
+// the record was written with: Version says which (2: 8-byte timestamp,
+// 3: 12-byte timestamp). AppendBody converts between the two.
+//
+// A Result never decodes itself: VSets walks the encoded form in place.
+// Body may alias a reader's buffer: it is valid until the iterator that
+// produced the Result moves on. Clone it to keep it.
+type Result struct {
+	T       Timestamp
+	Version uint8
+	Body    []byte
+}
+
+// Kind implements Record.
+func (*Result) Kind() Kind { return KindResult }
+
+// Time implements Record.
+func (r *Result) Time() Timestamp { return r.T }
+
+// Clone returns a deep copy of r.
+func (r *Result) Clone() *Result {
+	return &Result{T: r.T, Version: r.Version, Body: append([]byte(nil), r.Body...)}
+}
+
+// Value formats (valfmt).
+const (
+	ValInsitu = 0 // PM_VAL_INSITU: 32-bit value stored in place
+	ValDptr   = 1 // PM_VAL_DPTR: pointer to a value block
+	ValSptr   = 2 // PM_VAL_SPTR: pointer to a value block
+)
+
+// PointerBase returns, for a record version, the word index that the first
+// byte of a Body has when pointer values are resolved.
+func PointerBase(version uint8) uint32 {
+	if version >= 3 {
+		return 6 // 2 words before len + len + sec(2 words) + nsec
+	}
+	return 5 // 2 words before len + len + sec + usec
+}
+
+// BodyError is a structural error inside a result body. Offset is relative
+// to the start of Body; the reader adds the record's file offset.
+type BodyError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *BodyError) Error() string { return fmt.Sprintf("body offset %d: %s", e.Offset, e.Msg) }
+
+// NumPMID returns the number of value sets (0 for a malformed body).
+func (r *Result) NumPMID() int {
+	if len(r.Body) < 4 {
+		return 0
+	}
+	return int(int32(binary.BigEndian.Uint32(r.Body)))
+}
+
+// VSet is one value set of a result, viewed in place.
+type VSet struct {
+	PMID   PMID
+	NumVal int32 // < 0 is a PCP error code, the set then has no values
+	ValFmt uint32
+	pairs  []byte // NumVal (inst, value) pairs
+	off    int    // offset of pairs in body
+	body   []byte
+	base   uint32
+}
+
+// Inst returns the instance of value i.
+func (v *VSet) Inst(i int) int32 { return int32(binary.BigEndian.Uint32(v.pairs[8*i:])) }
+
+// Value returns value i. It never panics: a pointer outside the body, or a
+// block too short for its header, is an error.
+func (v *VSet) Value(i int) (Value, error) {
+	w := binary.BigEndian.Uint32(v.pairs[8*i+4:])
+	if v.ValFmt == ValInsitu {
+		return Value{Insitu: true, Word: w}, nil
+	}
+	blk, err := blockAt(v.body, v.base, w)
+	if err != nil {
+		return Value{}, err
+	}
+	return Value{Word: w, VType: blk[0], Payload: blk[4:]}, nil
+}
+
+// RawPair returns the raw instance and value words of value i (the value
+// word is an insitu value or a pointer).
+func (v *VSet) RawPair(i int) (inst int32, word uint32) {
+	return int32(binary.BigEndian.Uint32(v.pairs[8*i:])), binary.BigEndian.Uint32(v.pairs[8*i+4:])
+}
+
+func blockAt(body []byte, base, w uint32) ([]byte, error) {
+	if w < base {
+		return nil, &BodyError{0, fmt.Sprintf("value pointer %d before the record body", w)}
+	}
+	off := uint64(w-base) * 4
+	if off+4 > uint64(len(body)) {
+		return nil, &BodyError{0, fmt.Sprintf("value pointer %d beyond the record (%d bytes)", w, len(body))}
+	}
+	hdr := binary.BigEndian.Uint32(body[off:])
+	vlen := uint64(hdr & 0xffffff)
+	if vlen < 4 || off+vlen > uint64(len(body)) {
+		return nil, &BodyError{int(off), fmt.Sprintf("value block length %d does not fit the record", vlen)}
+	}
+	return body[off : off+vlen], nil
+}
+
+// Value is one value of a value set: an insitu 32-bit word, or a value
+// block (VType is the block's type, Payload its bytes without the 4-byte
+// header and including any padding).
+type Value struct {
+	Insitu  bool
+	Word    uint32 // the insitu value, or the pointer word
+	VType   uint8
+	Payload []byte
+}
+
+// ErrValueType is returned when a value cannot be read as the requested type.
+var ErrValueType = errors.New("value does not match the metric's type")
+
+// Int64 reads the value as a signed integer of type t (32, U32, 64, U64).
+func (v Value) Int64(t Type) (int64, error) {
+	switch t {
+	case Type32:
+		if v.Insitu {
+			return int64(int32(v.Word)), nil
+		}
+		if len(v.Payload) >= 4 {
+			return int64(int32(binary.BigEndian.Uint32(v.Payload))), nil
+		}
+	case TypeU32:
+		if v.Insitu {
+			return int64(v.Word), nil
+		}
+		if len(v.Payload) >= 4 {
+			return int64(binary.BigEndian.Uint32(v.Payload)), nil
+		}
+	case Type64, TypeU64:
+		if !v.Insitu && len(v.Payload) >= 8 {
+			return int64(binary.BigEndian.Uint64(v.Payload)), nil
+		}
+	}
+	return 0, ErrValueType
+}
+
+// Uint64 reads a U64 (or any integer type reinterpreted as unsigned).
+func (v Value) Uint64(t Type) (uint64, error) {
+	if t == TypeU64 || t == TypeU32 {
+		if v.Insitu {
+			return uint64(v.Word), nil
+		}
+		if t == TypeU64 && len(v.Payload) >= 8 {
+			return binary.BigEndian.Uint64(v.Payload), nil
+		}
+		if t == TypeU32 && len(v.Payload) >= 4 {
+			return uint64(binary.BigEndian.Uint32(v.Payload)), nil
+		}
+		return 0, ErrValueType
+	}
+	i, err := v.Int64(t)
+	return uint64(i), err
+}
+
+// Float64 reads a numeric value of type t as a float64.
+func (v Value) Float64(t Type) (float64, error) {
+	switch t {
+	case TypeFloat:
+		if v.Insitu {
+			return float64(math.Float32frombits(v.Word)), nil
+		}
+		if len(v.Payload) >= 4 {
+			return float64(math.Float32frombits(binary.BigEndian.Uint32(v.Payload))), nil
+		}
+		return 0, ErrValueType
+	case TypeDouble:
+		if !v.Insitu && len(v.Payload) >= 8 {
+			return math.Float64frombits(binary.BigEndian.Uint64(v.Payload)), nil
+		}
+		return 0, ErrValueType
+	case TypeU64, TypeU32:
+		u, err := v.Uint64(t)
+		return float64(u), err
+	}
+	i, err := v.Int64(t)
+	return float64(i), err
+}
+
+// Bytes returns the payload of a value block trimmed to the block's length
+// (for strings, without the terminating NUL when there is one).
+func (v Value) Bytes(t Type) []byte {
+	p := v.Payload
+	if t == TypeString {
+		for i, c := range p {
+			if c == 0 {
+				return p[:i]
+			}
+		}
+	}
+	return p
+}
+
+// VSetIter walks the value sets of a result without allocating.
+type VSetIter struct {
+	body []byte
+	base uint32
+	pos  int
+	left int
+	cur  VSet
+	err  error
+}
+
+// VSets returns an iterator over r's value sets.
+func (r *Result) VSets() VSetIter {
+	it := VSetIter{body: r.Body, base: PointerBase(r.Version)}
+	if len(r.Body) < 4 {
+		it.err = &BodyError{0, "result shorter than its numpmid field"}
+		return it
+	}
+	n := int32(binary.BigEndian.Uint32(r.Body))
+	if n < 0 {
+		it.err = &BodyError{0, fmt.Sprintf("negative numpmid %d", n)}
+		return it
+	}
+	it.left = int(n)
+	it.pos = 4
+	return it
+}
+
+// Next advances to the next value set.
+func (it *VSetIter) Next() bool {
+	if it.err != nil || it.left == 0 {
+		return false
+	}
+	b := it.body
+	if it.pos+8 > len(b) {
+		it.err = &BodyError{it.pos, "value set header runs past the end of the record"}
+		return false
+	}
+	pmid := PMID(binary.BigEndian.Uint32(b[it.pos:]))
+	numval := int32(binary.BigEndian.Uint32(b[it.pos+4:]))
+	it.pos += 8
+	it.cur = VSet{PMID: pmid, NumVal: numval, body: b, base: it.base}
+	if numval > 0 {
+		if it.pos+4 > len(b) {
+			it.err = &BodyError{it.pos, "valfmt runs past the end of the record"}
+			return false
+		}
+		it.cur.ValFmt = binary.BigEndian.Uint32(b[it.pos:])
+		it.pos += 4
+		need := int64(numval) * 8
+		if int64(it.pos)+need > int64(len(b)) {
+			it.err = &BodyError{it.pos, fmt.Sprintf("%d values of metric %s do not fit in the record", numval, pmid)}
+			return false
+		}
+		it.cur.pairs = b[it.pos : it.pos+int(need)]
+		it.cur.off = it.pos
+		it.pos += int(need)
+	}
+	it.left--
+	return true
+}
+
+// VSet returns the current value set; valid until the next call to Next.
+func (it *VSetIter) VSet() *VSet { return &it.cur }
+
+// Err returns the first structural error met.
+func (it *VSetIter) Err() error { return it.err }
+
+// Values returns the number of values in the set (0 for an error set).
+func (v *VSet) Values() int {
+	if v.NumVal < 0 {
+		return 0
+	}
+	return int(v.NumVal)
+}
+
+// Validate walks the whole body and checks that every value set and every
+// pointer value lies inside it.
+func (r *Result) Validate() error {
+	it := r.VSets()
+	for it.Next() {
+		vs := it.VSet()
+		if vs.NumVal <= 0 || vs.ValFmt == ValInsitu {
+			continue
+		}
+		for i := 0; i < int(vs.NumVal); i++ {
+			if _, err := vs.Value(i); err != nil {
+				return err
+			}
+		}
+	}
+	return it.Err()
+}
+
+// AppendBody appends r's body encoded for a record of the given version
+// to dst, adjusting pointer values when the version differs.
+func (r *Result) AppendBody(dst []byte, version uint8) ([]byte, error) {
+	if version < 3 {
+		version = 2
+	}
+	have := r.Version
+	if have < 3 {
+		have = 2
+	}
+	start := len(dst)
+	dst = append(dst, r.Body...)
+	if have == version {
+		return dst, nil
+	}
+	delta := int64(PointerBase(version)) - int64(PointerBase(have))
+	out := dst[start:]
+	it := r.VSets()
+	for it.Next() {
+		vs := it.VSet()
+		if vs.NumVal <= 0 || vs.ValFmt == ValInsitu {
+			continue
+		}
+		off := vs.off
+		for i := 0; i < int(vs.NumVal); i++ {
+			p := off + 8*i + 4
+			w := int64(binary.BigEndian.Uint32(out[p:])) + delta
+			if w < 0 || w > math.MaxUint32 {
+				return dst[:start], &BodyError{p, "value pointer out of range"}
+			}
+			binary.BigEndian.PutUint32(out[p:], uint32(w))
+		}
+	}
+	if err := it.Err(); err != nil {
+		return dst[:start], err
+	}
+	return dst, nil
+}
