@@ -1,0 +1,87 @@
+# Build, test and benchmark entry points. `make check` is the one command CI
+# runs (through .ci/run); everything else is for people.
+#
+#   make build    compile every package, put the tools in ./bin
+#   make deps     install PCP, its QA archives and the compressors if missing
+#   make check    deps + gofmt + go vet + go test (what CI runs)
+#   make demo     a short tour of the tools (scripts/demo.sh)
+#   make fuzz     run every Fuzz* target for FUZZTIME each
+#   make bench    Go benchmarks, then the comparison with PCP (scripts/bench.sh)
+#   make clean    remove ./bin;  make distclean  also the generated bench data
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+
+GO ?= go
+# go test's own limit: a hung test fails with a goroutine dump instead of
+# running into CI's wall clock limit.
+TEST_TIMEOUT ?= 20m
+GOTESTFLAGS ?= -parallel 4
+FUZZTIME ?= 30s
+BENCHFLAGS ?=
+
+# One binary per directory under cmd/, so a tool is built as soon as its
+# directory exists.
+CMDS := $(patsubst cmd/%/,%,$(wildcard cmd/*/))
+
+.PHONY: all build deps check fmt-check vet test demo fuzz bench clean distclean
+
+all: build
+
+build:
+	$(GO) build ./...
+ifneq ($(CMDS),)
+	@mkdir -p bin
+	$(GO) build -o bin/ $(addprefix ./cmd/,$(CMDS))
+endif
+
+# The quick --check needs no root and runs in well under a second, so only a
+# machine that really lacks something pays for apt.
+deps:
+	@if scripts/install-deps.sh --check >/dev/null 2>&1; then \
+		echo "deps: PCP and the test tools are installed"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		scripts/install-deps.sh; \
+	elif command -v sudo >/dev/null 2>&1; then \
+		sudo scripts/install-deps.sh; \
+	else \
+		echo "deps: missing dependencies and neither root nor sudo: run scripts/install-deps.sh as root" >&2; \
+		exit 1; \
+	fi
+
+check: deps fmt-check vet test
+
+fmt-check:
+	@files=$$(find . -path ./.git -prune -o -path ./bench/data -prune \
+		-o -path '*/testdata' -prune -o -name '*.go' -print | sort); \
+	if [ -z "$$files" ]; then exit 0; fi; \
+	bad=$$(gofmt -l $$files); \
+	if [ -n "$$bad" ]; then \
+		echo "gofmt: these files need formatting (run gofmt -w):" >&2; \
+		echo "$$bad" | sed 's/^/  /' >&2; \
+		exit 1; \
+	fi; \
+	echo "gofmt: ok"
+
+vet:
+	$(GO) vet ./...
+
+test:
+	$(GO) test -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) ./...
+
+demo: build
+	scripts/demo.sh
+
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem $(BENCHFLAGS) ./...
+	scripts/bench.sh
+
+clean:
+	rm -rf bin
+
+distclean: clean
+	rm -rf bench/data

@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# bench.sh: time PCP's own tools and ours on the same archives, in one run,
+# and print a markdown table (wall time, peak RSS, throughput, ratios).
+#
+#   scripts/bench.sh               1 GiB archive + 24 hourly archives (~470 MiB)
+#   scripts/bench.sh --small       64 MiB archive + 4 hourly archives: a quick check
+#   scripts/bench.sh --record      also write the table to docs/benchmarks.md
+#   scripts/bench.sh --runs 3      best of 3 runs per command
+#   scripts/bench.sh --only copy   only the rows whose name contains "copy"
+#
+# The archives are generated on first use by scripts/gen-bench-archive.py
+# into bench/data/ (git ignores it; takes a few minutes for the full set).
+# Our side of a row runs only if the binary it names exists in ./bin (make
+# build; BENCH_BIN=dir to use other builds); otherwise the row shows PCP
+# alone.
+#
+# Method: every command runs under GNU time (/usr/bin/time: wall seconds,
+# user+system CPU seconds, peak RSS) via `bash -c`, after the inputs have been read
+# once, so both sides see a warm page cache: this measures the tools, not
+# the disk. CPU time is shown beside wall time because it is the steadier of
+# the two on a busy machine; speedups are computed from wall time. Outputs go to bench/data/out/ and are deleted after each run.
+# Throughput is the size of the input files divided by the wall time.
+#
+# Adding a comparison: one `compare` line in the ROWS section below.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$(pwd)
+
+record=0
+small=0
+runs=1
+only=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--record) record=1 ;;
+	--small) small=1 ;;
+	--runs) runs=$2; shift ;;
+	--only) only=$2; shift ;;
+	-h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "bench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+if [ ! -x /usr/bin/time ]; then
+	echo "bench.sh: needs GNU time in /usr/bin/time (scripts/install-deps.sh installs it)" >&2
+	exit 1
+fi
+# shellcheck disable=SC1091 # installed by PCP
+. /etc/pcp.conf
+PMLOGEXTRACT=$PCP_BINADM_DIR/pmlogextract
+PMDUMPLOG=$PCP_BIN_DIR/pmdumplog
+BIN=${BENCH_BIN:-$ROOT/bin}
+
+DATA=$ROOT/bench/data
+OUT=$DATA/out
+GEN=$ROOT/scripts/gen-bench-archive.py
+if [ "$small" = 1 ]; then
+	BIG=$DATA/small-v2
+	HOURLY=$DATA/hourly-small-v2
+	gen_big=(-s 64M --name small-v2)
+	gen_hourly=(--hourly -n 4 -s 40M --name hourly-small-v2)
+else
+	BIG=$DATA/big-v2
+	HOURLY=$DATA/hourly-v2
+	gen_big=(-s 1G --name big-v2)
+	gen_hourly=(--hourly -n 24 -s 470M --name hourly-v2)
+fi
+
+mkdir -p "$DATA"
+if [ ! -e "$BIG.meta" ]; then
+	/usr/bin/python3 "$GEN" "${gen_big[@]}" "$DATA"
+fi
+if [ ! -d "$HOURLY" ]; then
+	/usr/bin/python3 "$GEN" "${gen_hourly[@]}" "$DATA"
+fi
+HOURLY_BASES=$(for m in "$HOURLY"/*.meta; do printf '%s ' "${m%.meta}"; done)
+
+# ---------------------------------------------------------------------------
+
+# files_of BASE...: the files of these archives
+files_of() {
+	local b
+	for b in "$@"; do
+		ls "$b".meta "$b".index "$b".[0-9]* 2>/dev/null || true
+	done
+}
+
+# bytes_of BASE...: their total size
+bytes_of() {
+	# shellcheck disable=SC2046 # one word per file is wanted
+	du -cb $(files_of "$@") | tail -1 | cut -f1
+}
+
+# run_timed CMD: run CMD `runs` times, print "wall_s cpu_s peak_kib" of the
+# fastest run, or "FAIL" after showing the end of the command's stderr.
+run_timed() {
+	local cmd=$1 best="" tf ef i secs usr sys kib
+	tf=$(mktemp) ef=$(mktemp)
+	for ((i = 0; i < runs; i++)); do
+		rm -rf "$OUT" && mkdir -p "$OUT"
+		if ! /usr/bin/time -f '%e %U %S %M' -o "$tf" bash -c "$cmd" 2>"$ef"; then
+			echo "bench.sh: failed: $cmd" >&2
+			tail -5 "$ef" >&2
+			best=FAIL
+			break
+		fi
+		read -r secs usr sys kib <"$tf"
+		if [ -z "$best" ] || awk -v a="$secs" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
+			best="$secs $(awk -v u="$usr" -v s="$sys" 'BEGIN { printf "%.2f", u + s }') $kib"
+		fi
+	done
+	rm -rf "$OUT" "$tf" "$ef"
+	echo "$best"
+}
+
+ROWS=()
+INPUT_BYTES=0
+INPUT_DESC=""
+
+# input DESC BASE...: the archives the following rows read (warms the cache)
+input() {
+	INPUT_DESC=$1
+	shift
+	INPUT_BYTES=$(bytes_of "$@")
+	# shellcheck disable=SC2046
+	cat $(files_of "$@") >/dev/null
+}
+
+# compare NAME "PCP command" "our command": one row of the table. An empty
+# command, or one whose program (first word, a path) is not built yet, is
+# skipped.
+compare() {
+	local name=$1 pcp=$2 ours=$3
+	if [ -n "$only" ] && [[ $name != *"$only"* ]]; then
+		return 0
+	fi
+	local pt="" ot="" first
+	if [ -n "$pcp" ]; then
+		echo "bench.sh: $name: PCP: $pcp" >&2
+		pt=$(run_timed "$pcp")
+	fi
+	first=${ours%% *}
+	if [ -n "$ours" ] && [[ $first == */* ]] && [ ! -x "$first" ]; then
+		ours=""
+	fi
+	if [ -n "$ours" ]; then
+		echo "bench.sh: $name: ours: $ours" >&2
+		ot=$(run_timed "$ours")
+	fi
+	ROWS+=("$(format_row "$name" "$pt" "$ot")")
+}
+
+# format_row NAME "wall cpu kib" "wall cpu kib": a markdown table row
+format_row() {
+	awk -v name="$1" -v p="$2" -v o="$3" -v bytes="$INPUT_BYTES" -v desc="$INPUT_DESC" '
+	function side(s, parts) {
+		if (s == "") return "| – | – | – | – "
+		if (s == "FAIL") return "| FAIL | – | – | – "
+		split(s, parts, " ")
+		return sprintf("| %.2f | %.2f | %.0f | %.0f ", parts[1], parts[2], parts[3] / 1024,
+			parts[1] > 0 ? bytes / 1048576 / parts[1] : 0)
+	}
+	BEGIN {
+		n = split(p, pp, " "); m = split(o, oo, " ")
+		speed = "–"; mem = "–"
+		if (n == 3 && m == 3) {
+			if (oo[1] > 0) speed = sprintf("%.2fx", pp[1] / oo[1])
+			if (pp[3] > 0) mem = sprintf("%.2fx", oo[3] / pp[3])
+		}
+		printf "| %s | %s | %.0f %s%s| %s | %s |\n", name, desc, bytes / 1048576, side(p), side(o), speed, mem
+	}'
+}
+
+# ---------------------------------------------------------------------------
+# ROWS. Each compare runs the PCP command, then ours, on the inputs set by
+# the last `input` line. $OUT is an empty scratch directory for outputs.
+
+BIGNAME=$(basename "$BIG")
+input "$BIGNAME" "$BIG"
+compare "cp (floor)" "cp $BIG.* $OUT/" ""
+compare "copy" "$PMLOGEXTRACT $BIG $OUT/x" "$BIN/pcpcat $BIG -o $OUT/x"
+compare "dump -a" "$PMDUMPLOG -a $BIG >/dev/null" "$BIN/pcpcat -a $BIG >/dev/null"
+
+# shellcheck disable=SC2086 # HOURLY_BASES is a list
+input "$(basename "$HOURLY") ($(echo $HOURLY_BASES | wc -w) archives)" $HOURLY_BASES
+compare "cp (floor)" "cp $HOURLY/* $OUT/" ""
+compare "merge" "$PMLOGEXTRACT $HOURLY_BASES $OUT/x" "$BIN/pcpcat $HOURLY_BASES -o $OUT/x"
+
+# ---------------------------------------------------------------------------
+
+table() {
+	echo "| operation | input | MiB | PCP s | PCP CPU s | PCP RSS MiB | PCP MiB/s | ours s | ours CPU s | ours RSS MiB | ours MiB/s | speedup (PCP s / ours s) | RSS (ours / PCP) |"
+	echo "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+	printf '%s\n' "${ROWS[@]}"
+}
+
+machine() {
+	local cpu mem
+	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+	mem=$(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
+	echo "$(nproc) CPUs ($cpu), $mem RAM, $(uname -sr); PCP $PCP_VERSION; $(go version 2>/dev/null | cut -d' ' -f3 || echo 'go ?')"
+}
+
+echo
+table
+echo
+
+if [ "$record" = 1 ]; then
+	mkdir -p docs
+	{
+		echo "# Benchmarks: pcptools vs PCP"
+		echo
+		echo "Generated by \`scripts/bench.sh --record$([ "$small" = 1 ] && echo " --small")$([ "$runs" != 1 ] && echo " --runs $runs")\` on $(date -u +%Y-%m-%d)."
+		echo
+		echo "Machine: $(machine)."
+		echo
+		echo "Inputs: synthetic archives from \`scripts/gen-bench-archive.py\` (see its header for their shape)."
+		echo "Warm page cache; wall time, CPU time (user+system) and peak RSS from GNU time; MiB/s = input size / wall time;"
+		echo "$([ "$runs" != 1 ] && echo "best of $runs runs." || echo "one run per command.")"
+		echo
+		table
+	} >docs/benchmarks.md
+	echo "bench.sh: wrote docs/benchmarks.md" >&2
+fi

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# A short tour of pcpcat on the archive the project generates itself
+# (testdata/example/demo: 7 metrics, 60 samples, a <mark>, two volumes).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ex=testdata/example/demo
+bin=./bin
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+
+say pcpcat -L $ex
+$bin/pcpcat -L $ex
+say pcpcat -d $ex
+$bin/pcpcat -d $ex
+say pcpcat -z -S @10:04 -T @10:05:30 $ex kernel.all.load disk.dev.read
+$bin/pcpcat -z -S @10:04 -T @10:05:30 $ex kernel.all.load disk.dev.read
+say "pcpcat --csv $ex mem.util.free | head -4"
+$bin/pcpcat --csv $ex mem.util.free | head -4
+say "pcpcat $ex | pcpcat -V 3 -o $out/demo-v3      # through the pipe, converted to v3"
+$bin/pcpcat $ex | $bin/pcpcat -V 3 -o "$out/demo-v3"
+ls -l "$out"
+say pcpcat -l $out/demo-v3
+$bin/pcpcat -l "$out/demo-v3"
+say "pcpcat --check $ex      # finds the counter wrap the example has on purpose"
+$bin/pcpcat --check $ex || echo "(exit status $?)"
+if command -v pmlogcheck >/dev/null; then
+	say "pmlogcheck -w $out/demo-v3      # PCP accepts what we wrote"
+	pmlogcheck -w "$out/demo-v3" && echo ok
+fi
