@@ -1,0 +1,68 @@
+package format
+
+import (
+	"github.com/pcptools/pcptools/stream"
+)
+
+// This file fixes the contract between the archive reader, the writer and
+// their users. The implementations live in reader.go and writer.go.
+
+// Metadata is the whole of an archive's .meta file, loaded at once, as
+// libpcp loads it when an archive is opened. Dump views and checks use it;
+// streaming tools do not need it.
+type Metadata struct {
+	Label stream.Label
+	// Descs in .meta order.
+	Descs []*stream.Desc
+	// ByPMID indexes Descs.
+	ByPMID map[stream.PMID]*stream.Desc
+	// InDoms holds every instance domain record in .meta order, as on disk.
+	InDoms []*stream.InDom
+	// Resolved holds, per instance domain, every version resolved to a full
+	// set (deltas applied), in time order.
+	Resolved map[stream.InDomID][]*stream.InstanceSet
+	// LabelSets in .meta order.
+	LabelSets []*stream.LabelSet
+	// Texts in .meta order.
+	Texts []*stream.Text
+}
+
+// InstancesAt returns the version of an instance domain in force at t (the
+// latest with a timestamp at or before t), or the first version when t is
+// before all of them, or nil when the domain is unknown.
+func (m *Metadata) InstancesAt(id stream.InDomID, t stream.Timestamp) *stream.InstanceSet {
+	vs := m.Resolved[id]
+	if len(vs) == 0 {
+		return nil
+	}
+	best := vs[0]
+	for _, v := range vs {
+		if v.T.After(t) {
+			break
+		}
+		best = v
+	}
+	return best
+}
+
+// WriterOptions configure Create.
+type WriterOptions struct {
+	// Version of the output, 2 or 3; 0 means the version of the first label
+	// written.
+	Version int
+	// VolumeRecords starts a new volume after this many data records
+	// (marks count); 0 means no limit.
+	VolumeRecords int
+	// VolumeBytes starts a new volume before a record would take the volume
+	// past this size; 0 means the format's limit (2^31-1 bytes for v2).
+	VolumeBytes int64
+	// Zstd writes data volumes as seekable zstd (.N.zst).
+	Zstd bool
+	// Overwrite allows replacing an existing archive of the same name.
+	Overwrite bool
+	// StartAtFirstRecord sets the label's start time to the first result or
+	// mark written (as pmlogextract does) instead of the input label's.
+	StartAtFirstRecord bool
+	// Warn receives non-fatal problems; nil discards them.
+	Warn func(error)
+}
