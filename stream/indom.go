@@ -79,8 +79,12 @@ func ResolveDelta(prev *InstanceSet, rec *InDom) *InstanceSet {
 }
 
 // MakeDelta returns the delta that turns prev into next, and whether PCP
-// would write it as a delta: adds plus deletes no more than next's size
-// (pmaTryDeltaInDom's rule). The delta's entries are sorted by instance.
+// would write it as a delta (pmaDeltaInDom's rule): something changed,
+// adds plus deletes are no more than next's size, and no instance kept its
+// number but changed its name. A renamed instance appears in the delta as
+// a delete followed by an add, which resolves correctly but which PCP
+// never writes: it falls back to a full record. The delta's entries are
+// sorted by instance.
 func MakeDelta(prev, next *InstanceSet) (insts []int32, names []string, deleted []bool, ok bool) {
 	old := make(map[int32]string, len(prev.Insts))
 	for i, v := range prev.Insts {
@@ -93,10 +97,12 @@ func MakeDelta(prev, next *InstanceSet) (insts []int32, names []string, deleted 
 		del  bool
 	}
 	var ents []ent
+	renamed := false
 	for i, v := range next.Insts {
 		seen[v] = true
 		if n, had := old[v]; !had || n != next.Names[i] {
 			if had {
+				renamed = true
 				ents = append(ents, ent{v, "", true})
 			}
 			ents = append(ents, ent{v, next.Names[i], false})
@@ -113,5 +119,5 @@ func MakeDelta(prev, next *InstanceSet) (insts []int32, names []string, deleted 
 		names = append(names, e.name)
 		deleted = append(deleted, e.del)
 	}
-	return insts, names, deleted, len(ents) <= len(next.Insts)
+	return insts, names, deleted, !renamed && len(ents) > 0 && len(ents) <= len(next.Insts)
 }

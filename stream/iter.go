@@ -120,10 +120,16 @@ func Collect(it Iterator) ([]Record, error) {
 // the consumer has called Next again.
 func Merge(its ...Iterator) Iterator {
 	if len(its) == 1 {
-		return its[0]
+		return single{its[0]}
 	}
 	return &merger{its: its}
 }
+
+// single is Merge of one input: the input itself, and a Sourcer as the
+// result of Merge is documented to be.
+type single struct{ Iterator }
+
+func (single) Source() int { return 0 }
 
 type mergeItem struct {
 	it  Iterator
@@ -186,7 +192,13 @@ func (m *merger) Next() bool {
 				m.have = true
 				return true
 			}
-			heap.Push(&m.h, c)
+			// Trade places with the top and sift it down: heap.Push and
+			// heap.Pop would box the item in an interface, an allocation
+			// per record.
+			m.cur, m.h[0] = m.h[0], c
+			heap.Fix(&m.h, 0)
+			m.have = true
+			return true
 		} else if err := c.it.Err(); err != nil {
 			m.err = err
 			return false

@@ -90,7 +90,7 @@ func (v *VSet) Value(i int) (Value, error) {
 	if v.ValFmt == ValInsitu {
 		return Value{Insitu: true, Word: w}, nil
 	}
-	blk, err := blockAt(v.body, v.base, w)
+	blk, err := blockAt(v.body, v.base, w, v.off+8*i+4)
 	if err != nil {
 		return Value{}, err
 	}
@@ -103,13 +103,15 @@ func (v *VSet) RawPair(i int) (inst int32, word uint32) {
 	return int32(binary.BigEndian.Uint32(v.pairs[8*i:])), binary.BigEndian.Uint32(v.pairs[8*i+4:])
 }
 
-func blockAt(body []byte, base, w uint32) ([]byte, error) {
+// blockAt returns the value block that pointer w, found at offset at of
+// body, points to.
+func blockAt(body []byte, base, w uint32, at int) ([]byte, error) {
 	if w < base {
-		return nil, &BodyError{0, fmt.Sprintf("value pointer %d before the record body", w)}
+		return nil, &BodyError{at, fmt.Sprintf("value pointer %d before the record body", w)}
 	}
 	off := uint64(w-base) * 4
 	if off+4 > uint64(len(body)) {
-		return nil, &BodyError{0, fmt.Sprintf("value pointer %d beyond the record (%d bytes)", w, len(body))}
+		return nil, &BodyError{at, fmt.Sprintf("value pointer %d beyond the record (%d bytes)", w, len(body))}
 	}
 	hdr := binary.BigEndian.Uint32(body[off:])
 	vlen := uint64(hdr & 0xffffff)

@@ -76,7 +76,9 @@ func (t Timestamp) Add(d time.Duration) Timestamp {
 
 // Sub returns t-u.
 func (t Timestamp) Sub(u Timestamp) time.Duration {
-	return time.Duration(t.Sec-u.Sec)*time.Second + time.Duration(t.Nsec-u.Nsec)
+	// In int64: nanoseconds decoded from a damaged file may be far outside
+	// 0..999999999, and their difference would overflow int32.
+	return time.Duration(t.Sec-u.Sec)*time.Second + time.Duration(int64(t.Nsec)-int64(u.Nsec))
 }
 
 // Time converts to a time.Time in UTC.
@@ -96,7 +98,13 @@ func (t Timestamp) FitsV2() bool {
 	return t.Sec >= -1<<31 && t.Sec < 1<<31 && t.Nsec%1000 == 0
 }
 
+// String formats t as seconds since the epoch with nine decimals. Before
+// the epoch the seconds are rounded down and the nanoseconds count up from
+// them ({-1, 750000000} is -0.25 s), so the sign goes in front of both.
 func (t Timestamp) String() string {
+	if t.Sec < 0 && t.Nsec > 0 && t.Nsec < 1e9 {
+		return "-" + strconv.FormatUint(uint64(-(t.Sec+1)), 10) + "." + fmt.Sprintf("%09d", 1e9-t.Nsec)
+	}
 	return strconv.FormatInt(t.Sec, 10) + "." + fmt.Sprintf("%09d", t.Nsec)
 }
 

@@ -1,0 +1,165 @@
+package stream
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Concat joins the streams of several archives of one host, one after the
+// other, as libpcp does for a multi-archive context: each archive must
+// start after the previous one ends, a <mark> is placed 1 ms after the end
+// of each archive that another follows (a gap in the data), and metadata an
+// earlier archive already gave (the same descriptor, text, label set, or an
+// instance domain that has not changed) is not repeated. Every archive's
+// Label record is kept, so consumers see where each begins.
+//
+// A descriptor that changes between archives (type, semantics, units or
+// instance domain of one PMID) is an error: merging such archives needs
+// pcpextract's -x.
+func Concat(names []string, its ...Iterator) Iterator {
+	return &concat{names: names, its: its, descs: map[PMID]*Desc{}, texts: map[[2]uint32]string{},
+		labels: map[[2]uint32]*LabelSet{}, indoms: NewInDomTracker()}
+}
+
+type concat struct {
+	names   []string
+	its     []Iterator
+	i       int
+	cur     Record
+	mark    Mark
+	pending bool   // a mark is to be emitted before the next archive
+	held    Record // the record that came after the mark
+	last    Timestamp
+	prevEnd Timestamp // end of the previous archive
+	data    bool      // the current archive has had data
+	host    string
+	descs   map[PMID]*Desc
+	texts   map[[2]uint32]string
+	labels  map[[2]uint32]*LabelSet
+	indoms  *InDomTracker
+	err     error
+}
+
+func (c *concat) name(i int) string {
+	if i < len(c.names) {
+		return c.names[i]
+	}
+	return fmt.Sprintf("input %d", i+1)
+}
+
+func (c *concat) Next() bool {
+	if c.held != nil {
+		c.cur, c.held = c.held, nil
+		return true
+	}
+	for c.err == nil && c.i < len(c.its) {
+		it := c.its[c.i]
+		if !it.Next() {
+			if err := it.Err(); err != nil {
+				c.err = err
+				return false
+			}
+			c.i++
+			if c.data && c.i < len(c.its) {
+				c.prevEnd = c.last
+				c.mark.T = c.last.Add(time.Millisecond)
+				c.pending = true
+			}
+			c.data = false
+			continue
+		}
+		rec := it.At()
+		if c.keep(rec) {
+			if c.pending {
+				// Emit the mark first; the record is re-examined next time.
+				c.pending = false
+				c.cur = &c.mark
+				c.last = c.mark.T
+				c.held = rec
+				return true
+			}
+			c.cur = rec
+			if t := rec.Time(); t.After(c.last) {
+				c.last = t
+			}
+			return true
+		}
+	}
+	return false
+}
+
+func (c *concat) keep(rec Record) bool {
+	switch r := rec.(type) {
+	case *Label:
+		if c.host == "" {
+			c.host = r.Hostname
+		} else if r.Hostname != c.host {
+			c.err = fmt.Errorf("%s: host %q differs from %q of the archives before it; use pcpextract to merge hosts into a folio", c.name(c.i), r.Hostname, c.host)
+			return false
+		}
+		return true
+	case *Desc:
+		if d, ok := c.descs[r.PMID]; ok {
+			if d.Type != r.Type || d.Sem != r.Sem || d.Units != r.Units || d.InDom != r.InDom {
+				c.err = fmt.Errorf("%s: metric %s (%s) changes its descriptor from the archives before it", c.name(c.i), r.PMID, firstName(r.Names))
+				return false
+			}
+			if slices.Equal(d.Names, r.Names) {
+				return false
+			}
+		}
+		c.descs[r.PMID] = CloneRecord(r).(*Desc)
+	case *Text:
+		k := [2]uint32{r.Type, r.Ident}
+		if t, ok := c.texts[k]; ok && t == r.Text {
+			return false
+		}
+		c.texts[k] = r.Text
+	case *LabelSet:
+		k := [2]uint32{r.Type, r.Ident}
+		if l, ok := c.labels[k]; ok && sameSets(l.Sets, r.Sets) {
+			return false
+		}
+		c.labels[k] = CloneRecord(r).(*LabelSet)
+	case *InDom:
+		prev := c.indoms.Current(r.InDom)
+		next, err := c.indoms.Apply(r)
+		if err != nil {
+			c.err = fmt.Errorf("%s: %w", c.name(c.i), err)
+			return false
+		}
+		if prev != nil && slices.Equal(prev.Insts, next.Insts) && slices.Equal(prev.Names, next.Names) && c.i > 0 && !c.data {
+			return false
+		}
+	case *Result, *Mark:
+		if t := rec.Time(); c.i > 0 && !t.After(c.prevEnd) && !c.data {
+			c.err = fmt.Errorf("%s: starts at %s, before the archive before it ends (%s): archives overlap; merge them with pcpextract", c.name(c.i), t, c.prevEnd)
+			return false
+		}
+		c.data = true
+	}
+	return true
+}
+
+func firstName(n []string) string {
+	if len(n) == 0 {
+		return "no name"
+	}
+	return n[0]
+}
+
+func sameSets(a, b []OneLabelSet) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Inst != b[i].Inst || a[i].JSON != b[i].JSON || a[i].NLabels != b[i].NLabels || !slices.Equal(a[i].Labels, b[i].Labels) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *concat) At() Record { return c.cur }
+func (c *concat) Err() error { return c.err }

@@ -1,0 +1,466 @@
+package stream_test
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/pcptools/pcptools/stream"
+)
+
+// --- Timestamp ---
+
+func TestTimestampCompare(t *testing.T) {
+	ts := []stream.Timestamp{{-2, 0}, {-1, 999999999}, {0, 0}, {0, 1}, {1, 0}, {1, 999999999}, {math.MaxInt64, 0}}
+	for i, a := range ts {
+		for j, b := range ts {
+			want := 0
+			if i < j {
+				want = -1
+			} else if i > j {
+				want = 1
+			}
+			if got := a.Compare(b); got != want {
+				t.Errorf("%v.Compare(%v) = %d, want %d", a, b, got, want)
+			}
+			if a.Before(b) != (want < 0) || a.After(b) != (want > 0) {
+				t.Errorf("Before/After of %v and %v", a, b)
+			}
+		}
+	}
+}
+
+func TestTimestampAddSub(t *testing.T) {
+	cases := []struct {
+		t    stream.Timestamp
+		d    time.Duration
+		want stream.Timestamp
+	}{
+		{stream.Timestamp{10, 0}, time.Millisecond, stream.Timestamp{10, 1000000}},
+		{stream.Timestamp{10, 999999999}, 1, stream.Timestamp{11, 0}},
+		{stream.Timestamp{10, 0}, -1, stream.Timestamp{9, 999999999}},
+		{stream.Timestamp{10, 500000000}, -1500 * time.Millisecond, stream.Timestamp{9, 0}},
+		{stream.Timestamp{10, 500000000}, 2500 * time.Millisecond, stream.Timestamp{13, 0}},
+		{stream.Timestamp{0, 0}, -time.Nanosecond, stream.Timestamp{-1, 999999999}},
+		{stream.Timestamp{1 << 40, 1}, -time.Duration(math.MaxInt64), stream.Timestamp{1<<40 - 9223372037, 145224194}},
+	}
+	for _, c := range cases {
+		got := c.t.Add(c.d)
+		if got != c.want {
+			t.Errorf("%v.Add(%v) = %v, want %v", c.t, c.d, got, c.want)
+		}
+		if got.Nsec < 0 || got.Nsec >= 1e9 {
+			t.Errorf("%v.Add(%v) not normalised: %+v", c.t, c.d, got)
+		}
+		if back := got.Sub(c.t); back != c.d {
+			t.Errorf("(%v).Sub(%v) = %v, want %v", got, c.t, back, c.d)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 10000; i++ {
+		a := stream.Timestamp{Sec: rng.Int64N(1<<33) - 1<<32, Nsec: rng.Int32N(1e9)}
+		d := time.Duration(rng.Int64N(1<<50) - 1<<49)
+		b := a.Add(d)
+		if b.Sub(a) != d || b.Add(-d) != a {
+			t.Fatalf("%v + %v = %v does not subtract back", a, d, b)
+		}
+		if (d > 0) != b.After(a) {
+			t.Fatalf("%v + %v = %v is not after", a, d, b)
+		}
+	}
+	// Nanoseconds from a damaged file can be anything; Sub must not wrap.
+	x, y := stream.Timestamp{0, math.MaxInt32}, stream.Timestamp{0, math.MinInt32}
+	if got := x.Sub(y); got != time.Duration(math.MaxInt32)-time.Duration(math.MinInt32) {
+		t.Errorf("Sub of extreme nanoseconds = %v", got)
+	}
+}
+
+func TestTimestampConversions(t *testing.T) {
+	tm := time.Date(2022, 4, 3, 6, 50, 55, 422385141, time.UTC)
+	ts := stream.FromTime(tm)
+	if ts != (stream.Timestamp{1648968655, 422385141}) || !ts.Time().Equal(tm) {
+		t.Fatalf("FromTime/Time: %+v %v", ts, ts.Time())
+	}
+	if ts.Time().Location() != time.UTC {
+		t.Error("Time is not in UTC")
+	}
+	if f := ts.Float(); math.Abs(f-1648968655.422385141) > 1e-6 {
+		t.Errorf("Float = %v", f)
+	}
+	if f := (stream.Timestamp{-1, 750000000}).Float(); f != -0.25 {
+		t.Errorf("Float before the epoch = %v", f)
+	}
+	for _, c := range []struct {
+		t    stream.Timestamp
+		want string
+	}{
+		{stream.Timestamp{1648968655, 422385141}, "1648968655.422385141"},
+		{stream.Timestamp{0, 5}, "0.000000005"},
+		{stream.Timestamp{-1, 750000000}, "-0.250000000"},
+		{stream.Timestamp{-2, 0}, "-2.000000000"},
+		{stream.Timestamp{-3, 1}, "-2.999999999"},
+		{stream.Timestamp{math.MinInt64, 1}, "-9223372036854775807.999999999"},
+	} {
+		if got := c.t.String(); got != c.want {
+			t.Errorf("String of %+v = %s, want %s", c.t, got, c.want)
+		}
+	}
+}
+
+func TestTimestampFitsV2(t *testing.T) {
+	for _, c := range []struct {
+		t    stream.Timestamp
+		fits bool
+	}{
+		{stream.Timestamp{0, 0}, true},
+		{stream.Timestamp{math.MaxInt32, 999999000}, true},
+		{stream.Timestamp{math.MaxInt32 + 1, 0}, false},
+		{stream.Timestamp{math.MinInt32, 0}, true},
+		{stream.Timestamp{math.MinInt32 - 1, 0}, false},
+		{stream.Timestamp{5, 1000}, true},
+		{stream.Timestamp{5, 1001}, false},
+	} {
+		if c.t.FitsV2() != c.fits {
+			t.Errorf("%+v.FitsV2() = %v", c.t, !c.fits)
+		}
+	}
+}
+
+// --- iterators for the merge tests ---
+
+// reuseIter yields results whose single body byte is a tag, reusing one
+// Result as real readers do, so that a merge that advances an input too
+// early hands out a wrong tag.
+type reuseIter struct {
+	times []int64
+	tags  []byte
+	i     int
+	rec   stream.Result
+	buf   [1]byte
+	err   error // returned after the records, or at errAt
+	errAt int   // index at which Next fails; -1 for never
+}
+
+func newReuseIter(tag byte, times ...int64) *reuseIter {
+	it := &reuseIter{times: times, i: -1, errAt: -1}
+	for range times {
+		it.tags = append(it.tags, tag)
+	}
+	return it
+}
+
+func (r *reuseIter) Next() bool {
+	r.i++
+	if r.i == r.errAt || r.i >= len(r.times) {
+		r.rec = stream.Result{}
+		r.buf[0] = 0
+		return false
+	}
+	r.rec.T = stream.Timestamp{Sec: r.times[r.i]}
+	r.buf[0] = r.tags[r.i] + byte(r.i)
+	r.rec.Body = r.buf[:]
+	return true
+}
+
+func (r *reuseIter) At() stream.Record { return &r.rec }
+
+func (r *reuseIter) Err() error {
+	if r.errAt >= 0 && r.i >= r.errAt {
+		return r.err
+	}
+	return nil
+}
+
+type merged struct {
+	sec int64
+	tag byte
+	src int
+}
+
+func drainMerged(t *testing.T, it stream.Iterator) []merged {
+	t.Helper()
+	var out []merged
+	for it.Next() {
+		r := it.At().(*stream.Result)
+		src := -1
+		if s, ok := it.(stream.Sourcer); ok {
+			src = s.Source()
+		}
+		out = append(out, merged{r.T.Sec, r.Body[0], src})
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// mergeReference merges by stable sort: time, then input order, then position.
+func mergeReference(inputs [][]int64) []merged {
+	var all []merged
+	for src, times := range inputs {
+		for i, s := range times {
+			all = append(all, merged{s, byte(10*src) + byte(i), src})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].sec < all[j].sec })
+	return all
+}
+
+func mergeOf(inputs [][]int64) stream.Iterator {
+	its := make([]stream.Iterator, len(inputs))
+	for i, times := range inputs {
+		its[i] = newReuseIter(byte(10*i), times...)
+	}
+	return stream.Merge(its...)
+}
+
+func TestMergeTiesAndStability(t *testing.T) {
+	inputs := [][]int64{
+		{1, 3, 3, 5, 9},
+		{1, 2, 3, 3, 9, 9},
+		{0, 3, 10},
+	}
+	got := drainMerged(t, mergeOf(inputs))
+	want := mergeReference(inputs)
+	if !slices.Equal(got, want) {
+		t.Fatalf("merge:\n got %v\nwant %v", got, want)
+	}
+	// Spelled out: at time 3, input 0's two records, then input 1's two,
+	// then input 2's, each input in its own order.
+	var at3 []merged
+	for _, m := range got {
+		if m.sec == 3 {
+			at3 = append(at3, m)
+		}
+	}
+	if !slices.Equal(at3, []merged{{3, 1, 0}, {3, 2, 0}, {3, 12, 1}, {3, 13, 1}, {3, 21, 2}}) {
+		t.Fatalf("ties at 3: %v", at3)
+	}
+}
+
+func TestMergeRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := 0; n < 500; n++ {
+		inputs := make([][]int64, 1+rng.IntN(6))
+		for i := range inputs {
+			var s int64
+			for j := rng.IntN(12); j > 0; j-- {
+				s += int64(rng.IntN(3))
+				inputs[i] = append(inputs[i], s)
+			}
+		}
+		got := drainMerged(t, mergeOf(inputs))
+		if want := mergeReference(inputs); !slices.Equal(got, want) {
+			t.Fatalf("inputs %v:\n got %v\nwant %v", inputs, got, want)
+		}
+	}
+}
+
+// The fast path (the input just advanced is still the smallest) must give
+// the same order as the heap, including ties with the heap's top.
+func TestMergeFastPath(t *testing.T) {
+	inputs := [][]int64{
+		{1, 2, 3, 4, 5, 6, 7, 8, 8, 8, 20},
+		{8, 9},
+		{0, 8},
+	}
+	got := drainMerged(t, mergeOf(inputs))
+	if want := mergeReference(inputs); !slices.Equal(got, want) {
+		t.Fatalf("\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestMergeSingleAndEmpty(t *testing.T) {
+	m := stream.Merge()
+	if m.Next() || m.Err() != nil {
+		t.Fatal("merge of nothing yields something")
+	}
+	one := stream.Merge(newReuseIter(0, 1, 2))
+	if _, ok := one.(stream.Sourcer); !ok {
+		t.Fatal("Merge of one input is not a Sourcer")
+	}
+	if got := drainMerged(t, one); !slices.Equal(got, []merged{{1, 0, 0}, {2, 1, 0}}) {
+		t.Fatalf("single: %v", got)
+	}
+	if got := drainMerged(t, mergeOf([][]int64{nil, {4}, nil})); !slices.Equal(got, []merged{{4, 10, 1}}) {
+		t.Fatalf("with empty inputs: %v", got)
+	}
+}
+
+func TestMergeErrors(t *testing.T) {
+	boom := errors.New("input 1 is damaged")
+
+	// Failing on the first Next: nothing is yielded.
+	bad := newReuseIter(10, 1, 2)
+	bad.errAt, bad.err = 0, boom
+	m := stream.Merge(newReuseIter(0, 0, 1), bad)
+	if m.Next() {
+		t.Fatal("merge yields a record although an input failed at once")
+	}
+	if !errors.Is(m.Err(), boom) {
+		t.Fatalf("Err = %v", m.Err())
+	}
+
+	// Failing later: the records before the failure come out in order,
+	// then Next stops for good.
+	bad = newReuseIter(10, 1, 2, 3, 4)
+	bad.errAt, bad.err = 2, boom
+	m = stream.Merge(newReuseIter(0, 0, 1, 2, 5, 6), bad)
+	var secs []int64
+	for m.Next() {
+		secs = append(secs, m.At().Time().Sec)
+	}
+	if !errors.Is(m.Err(), boom) {
+		t.Fatalf("Err = %v", m.Err())
+	}
+	if !slices.Equal(secs, []int64{0, 1, 1, 2, 2}) {
+		t.Fatalf("records before the error: %v", secs)
+	}
+	if m.Next() {
+		t.Fatal("Next after an error")
+	}
+
+	// An input that ends cleanly is not an error.
+	m = stream.Merge(newReuseIter(0), newReuseIter(10, 1))
+	for m.Next() {
+	}
+	if m.Err() != nil {
+		t.Fatal(m.Err())
+	}
+}
+
+func TestAllAndCollect(t *testing.T) {
+	recs := []stream.Record{&stream.Mark{T: stream.Timestamp{Sec: 1}}, &stream.Mark{T: stream.Timestamp{Sec: 2}}}
+	var n int
+	for rec, err := range stream.All(stream.FromSlice(recs)) {
+		if err != nil || rec != recs[n] {
+			t.Fatalf("All: %v %v", rec, err)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Fatalf("All yielded %d", n)
+	}
+	for range stream.All(stream.FromSlice(recs)) {
+		break // stopping early must not panic
+	}
+
+	boom := errors.New("boom")
+	bad := newReuseIter(0, 1, 2, 3)
+	bad.errAt, bad.err = 2, boom
+	var sawErr bool
+	n = 0
+	for rec, err := range stream.All(bad) {
+		if err != nil {
+			if rec != nil || !errors.Is(err, boom) {
+				t.Fatalf("error element: %v %v", rec, err)
+			}
+			sawErr = true
+			continue
+		}
+		n++
+	}
+	if !sawErr || n != 2 {
+		t.Fatalf("All over a failing iterator: %d records, error seen %v", n, sawErr)
+	}
+
+	// Collect copies records out of an iterator that reuses them.
+	got, err := stream.Collect(newReuseIter(7, 1, 2, 3))
+	if err != nil || len(got) != 3 {
+		t.Fatal(len(got), err)
+	}
+	for i, r := range got {
+		if r.(*stream.Result).Body[0] != byte(7+i) {
+			t.Fatalf("Collect record %d was overwritten", i)
+		}
+	}
+	bad = newReuseIter(0, 1, 2, 3)
+	bad.errAt, bad.err = 1, boom
+	if got, err := stream.Collect(bad); len(got) != 1 || !errors.Is(err, boom) {
+		t.Fatalf("Collect of a failing iterator: %d, %v", len(got), err)
+	}
+}
+
+func TestCloneRecordDeep(t *testing.T) {
+	recs := []stream.Record{
+		&stream.Label{Version: 3, Hostname: "h"},
+		&stream.Desc{Names: []string{"a", "b"}},
+		&stream.InDom{Insts: []int32{1}, Names: []string{"x"}, Deleted: []bool{false}},
+		&stream.LabelSet{Sets: []stream.OneLabelSet{{JSON: "{}", Labels: []stream.LabelEntry{{Name: 1}}}}},
+		&stream.Text{Text: "t"},
+		&stream.Result{Body: []byte{1}},
+		&stream.Mark{},
+	}
+	for _, r := range recs {
+		c := stream.CloneRecord(r)
+		if c == r {
+			t.Errorf("%s: clone is the same pointer", r.Kind())
+		}
+		switch v := r.(type) {
+		case *stream.Desc:
+			v.Names[0] = "changed"
+			if c.(*stream.Desc).Names[0] != "a" {
+				t.Error("desc names shared")
+			}
+		case *stream.InDom:
+			v.Insts[0], v.Names[0], v.Deleted[0] = 9, "changed", true
+			if cc := c.(*stream.InDom); cc.Insts[0] != 1 || cc.Names[0] != "x" || cc.Deleted[0] {
+				t.Error("indom slices shared")
+			}
+		case *stream.LabelSet:
+			v.Sets[0].Labels[0].Name = 9
+			v.Sets[0].JSON = "changed"
+			if cc := c.(*stream.LabelSet); cc.Sets[0].Labels[0].Name != 1 || cc.Sets[0].JSON != "{}" {
+				t.Error("label sets shared")
+			}
+		case *stream.Result:
+			v.Body[0] = 9
+			if c.(*stream.Result).Body[0] != 1 {
+				t.Error("result body shared")
+			}
+		}
+	}
+	// A full indom keeps a nil Deleted.
+	if c := stream.CloneRecord(&stream.InDom{Insts: []int32{1}, Names: []string{"x"}}).(*stream.InDom); c.Deleted != nil {
+		t.Error("full indom gained a Deleted slice")
+	}
+}
+
+// --- benchmarks ---
+
+// benchMerge merges k inputs of n records each; with runs > 1 each input
+// has runs of records earlier than the others', which the fast path takes
+// without touching the heap.
+func benchMerge(b *testing.B, k, run int) {
+	const n = 4096
+	inputs := make([][]int64, k)
+	for i := range inputs {
+		for j := 0; j < n; j++ {
+			block := j / run
+			inputs[i] = append(inputs[i], int64(block*k+i)*int64(run)+int64(j%run))
+		}
+	}
+	its := make([]*reuseIter, k)
+	b.ReportAllocs()
+	b.ResetTimer()
+	total := 0
+	for total < b.N {
+		all := make([]stream.Iterator, k)
+		for i := range its {
+			its[i] = newReuseIter(0, inputs[i]...)
+			all[i] = its[i]
+		}
+		m := stream.Merge(all...)
+		for m.Next() && total < b.N {
+			total++
+		}
+	}
+}
+
+func BenchmarkMerge2Interleaved(b *testing.B) { benchMerge(b, 2, 1) }
+func BenchmarkMerge8Interleaved(b *testing.B) { benchMerge(b, 8, 1) }
+func BenchmarkMerge8Runs(b *testing.B)        { benchMerge(b, 8, 64) }

@@ -1,0 +1,160 @@
+// Package pipe is the wire format that joins the tools of a pipeline:
+// one tool writes its record stream on standard output, the next reads it
+// on standard input.
+//
+//	pcpcat a b ──Writer──▶ stdout │ stdin ──Reader (stream.Iterator)──▶ pcpextract -o out
+//
+// A stream is a 12-byte header (magic and version) followed by frames. A
+// frame is a 20-byte header (kind, flags, payload length and the record's
+// stream timestamp) followed by one record in PCP's own version 3 on-disk
+// encoding, length words included, so the codec in package format does all
+// the work and a result's bytes are copied, never decoded. The stream ends
+// with an END frame, so that a producer that dies half-way is an error
+// downstream and not a silently short archive; a producer that fails on
+// purpose sends an ERROR frame carrying its message instead. The layout is
+// specified byte for byte in docs/stream.md.
+//
+// Designs rejected:
+//   - Raw archive records back to back, as in a .meta file and a volume: a
+//     data record and a metadata record cannot be told apart (one starts
+//     with a timestamp, the other with a type word), descriptors and help
+//     text have no timestamp on disk, and nothing marks the end.
+//   - gob, JSON or protobuf: a second encoding of every record to keep in
+//     step with PCP's, and results would have to be decoded and re-encoded
+//     at every stage instead of copied.
+//   - Version 2 encoding: it cannot carry nanoseconds or 64-bit seconds. A
+//     v2 origin is kept in a flag instead, so that v2 in, v2 out still holds
+//     across a pipe.
+//   - Checksums per frame: a pipe does not flip bits, and the frames are
+//     already checked by their length words and by the record decoders.
+//   - Variable-length integers in the frame header: a fixed header is what
+//     makes a second implementation (a Python reader, say) a page of code.
+package pipe
+
+import (
+	"os"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/pcptools/pcptools/format"
+)
+
+// Magic opens every stream. The first byte is not ASCII, so that text is
+// never mistaken for a stream, and no PCP archive file, xz, zstd, gzip or
+// bzip2 file starts with it.
+const Magic = "\x89PCPpipe"
+
+// Version is the version of the format this package reads and writes.
+const Version = 1
+
+// Sizes of the fixed parts.
+const (
+	HeaderSize      = 12 // magic (8), version (2), reserved (2)
+	FrameHeaderSize = 20 // kind (1), flags (1), reserved (2), length (4), seconds (8), nanoseconds (4)
+)
+
+// Limits on payload lengths. A frame that claims more is damage, and the
+// reader fails before allocating for it.
+const (
+	MaxPayload      = format.MaxRecord // any frame
+	MaxErrorMessage = 1 << 16          // ERROR frames
+)
+
+// FrameKind is the first byte of a frame header. Kinds 0x01 to 0x07 carry
+// records and are numbered as stream.Kind.
+type FrameKind uint8
+
+// Frame kinds. Kinds below 0x80 that a reader does not know are an error;
+// kinds from 0x80 on are optional and a reader that does not know one
+// skips it.
+const (
+	FrameLabel    FrameKind = 0x01
+	FrameDesc     FrameKind = 0x02
+	FrameInDom    FrameKind = 0x03
+	FrameLabelSet FrameKind = 0x04
+	FrameText     FrameKind = 0x05
+	FrameResult   FrameKind = 0x06
+	FrameMark     FrameKind = 0x07
+	FrameError    FrameKind = 0x7e
+	FrameEnd      FrameKind = 0x7f
+
+	// FrameOptional is the lowest kind a reader may skip.
+	FrameOptional FrameKind = 0x80
+)
+
+var frameNames = map[FrameKind]string{
+	FrameLabel: "LABEL", FrameDesc: "DESC", FrameInDom: "INDOM", FrameLabelSet: "LABELSET",
+	FrameText: "TEXT", FrameResult: "RESULT", FrameMark: "MARK", FrameError: "ERROR", FrameEnd: "END",
+}
+
+func (k FrameKind) String() string {
+	if s, ok := frameNames[k]; ok {
+		return s
+	}
+	return "kind 0x" + string("0123456789abcdef"[k>>4]) + string("0123456789abcdef"[k&0xf])
+}
+
+// FlagV2 in a frame header says that the record came from a version 2
+// archive: a LABEL of version 2, an INDOM of encoding stream.InDomV2, a
+// LABELSET with V2 set. The payload is still the v3 encoding.
+const FlagV2 uint8 = 0x01
+
+// IsPipeStream reports whether peek, the first bytes of an input, starts a
+// pipe stream. It needs at least len(Magic) bytes.
+func IsPipeStream(peek []byte) bool {
+	return len(peek) >= len(Magic) && string(peek[:len(Magic)]) == Magic
+}
+
+// IsTerminal reports whether f is a terminal, where tools refuse to write
+// a binary stream (and where no stream can be read from). /dev/null is a
+// character device too, but not a terminal.
+func IsTerminal(f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	return isTTY(f)
+}
+
+// UpstreamError is the failure a producer reported in an ERROR frame. Its
+// message is the producer's, so `pcpcat bad | pcpextract -o out` fails
+// with what pcpcat found wrong with bad.
+type UpstreamError struct {
+	Msg string
+}
+
+func (e *UpstreamError) Error() string { return "upstream: " + e.Msg }
+
+// cleanMessage makes an error message safe to print on a terminal: valid
+// UTF-8, no control characters but newline and tab.
+func cleanMessage(b []byte) string {
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	if strings.IndexFunc(s, badRune) < 0 {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if badRune(r) {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
+func badRune(r rune) bool { return r != '\n' && r != '\t' && unicode.IsControl(r) }
+
+// truncateMessage cuts s to at most n bytes, on a rune boundary.
+func truncateMessage(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const more = "..."
+	cut := n - len(more)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + more
+}

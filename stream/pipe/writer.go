@@ -1,0 +1,227 @@
+package pipe
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/stream"
+)
+
+// BufferSize is the size of the buffers of Writer and Reader: large
+// enough that a pipe moves data in few system calls.
+const BufferSize = 1 << 20
+
+// Writer writes a record stream in the pipe format.
+//
+// Write encodes each record and buffers it; Close writes the END frame and
+// flushes; Fail writes an ERROR frame instead, for a producer that cannot
+// finish. Neither closes the underlying io.Writer. A Writer is not safe for
+// concurrent use.
+type Writer struct {
+	bw      *bufio.Writer
+	scratch []byte // encoding buffer for records that do not fit bw's free space
+	label   bool   // a LABEL frame has been written
+	done    bool   // END or ERROR written
+	err     error  // sticky I/O error
+}
+
+// ErrFinished is returned by Write after Close or Fail.
+var ErrFinished = errors.New("pipe: write after the stream was closed")
+
+// NewWriter returns a Writer on w and buffers the stream header.
+func NewWriter(w io.Writer) *Writer { return newWriterSize(w, BufferSize) }
+
+// newWriterSize lets tests use a small buffer.
+func newWriterSize(w io.Writer, size int) *Writer {
+	wr := &Writer{bw: bufio.NewWriterSize(w, size)}
+	var h [HeaderSize]byte
+	copy(h[:], Magic)
+	binary.BigEndian.PutUint16(h[8:], Version)
+	wr.bw.Write(h[:]) // an error is kept by bufio and returned by a later write
+	return wr
+}
+
+func appendFrameHeader(dst []byte, kind FrameKind, flags uint8, n int, t stream.Timestamp) []byte {
+	dst = append(dst, byte(kind), flags, 0, 0)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(n))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(t.Sec))
+	return binary.BigEndian.AppendUint32(dst, uint32(t.Nsec))
+}
+
+// Write appends rec to the stream. An error in encoding rec (a damaged
+// result body, a record before the first label) leaves the stream as it
+// was; an I/O error is final.
+func (w *Writer) Write(rec stream.Record) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.done {
+		return ErrFinished
+	}
+	t := rec.Time()
+	if t.Nsec < 0 || t.Nsec >= 1e9 {
+		return fmt.Errorf("pipe: %s record at %d s: nanoseconds %d out of range", rec.Kind(), t.Sec, t.Nsec)
+	}
+	if _, ok := rec.(*stream.Label); !ok && !w.label {
+		return fmt.Errorf("pipe: %s record at %s before any label record", rec.Kind(), t)
+	}
+
+	if r, ok := rec.(*stream.Result); ok {
+		return w.writeResult(r)
+	}
+
+	b := w.scratch[:0]
+	var err error
+	var kind FrameKind
+	var flags uint8
+	b = appendFrameHeader(b, 0, 0, 0, t)
+	switch r := rec.(type) {
+	case *stream.Label:
+		kind = FrameLabel
+		if r.Version == 2 {
+			flags = FlagV2
+		}
+		b = format.AppendLabel(b, r, 3, r.Vol)
+	case *stream.Desc:
+		kind = FrameDesc
+		b, err = format.AppendMeta(b, r, 3)
+	case *stream.InDom:
+		kind = FrameInDom
+		if r.Encoding == stream.InDomV2 {
+			flags = FlagV2
+		}
+		b, err = format.AppendMeta(b, r, 3)
+	case *stream.LabelSet:
+		kind = FrameLabelSet
+		if r.V2 {
+			flags = FlagV2
+		}
+		b, err = format.AppendMeta(b, r, 3)
+	case *stream.Text:
+		kind = FrameText
+		b, err = format.AppendMeta(b, r, 3)
+	case *stream.Mark:
+		kind = FrameMark
+		b = format.AppendMark(b, r.T, 3)
+	default:
+		err = fmt.Errorf("pipe: cannot write a record of type %T", rec)
+	}
+	if err != nil {
+		w.scratch = b[:0]
+		return err
+	}
+	n := len(b) - FrameHeaderSize
+	if n > MaxPayload {
+		w.scratch = b[:0]
+		return fmt.Errorf("pipe: %s record at %s: %d bytes encoded, more than the limit of %d", rec.Kind(), t, n, MaxPayload)
+	}
+	b[0], b[1] = byte(kind), flags
+	binary.BigEndian.PutUint32(b[4:], uint32(n))
+	w.scratch = b[:0]
+	if err := w.write(b); err != nil {
+		return err
+	}
+	w.label = w.label || kind == FrameLabel
+	return nil
+}
+
+// writeResult is Write's hot path: the frame is encoded straight into the
+// free space of the buffered writer when it fits, so that a result is
+// copied once.
+func (w *Writer) writeResult(r *stream.Result) error {
+	// A v3 data record is its body plus two length words and a timestamp.
+	n := len(r.Body) + 2*4 + format.TimestampSize(3)
+	if n > MaxPayload {
+		return fmt.Errorf("pipe: result at %s: %d bytes encoded, more than the limit of %d", r.T, n, MaxPayload)
+	}
+	var b []byte
+	fromScratch := w.bw.Available() < FrameHeaderSize+n
+	if fromScratch {
+		b = w.scratch[:0]
+	} else {
+		b = w.bw.AvailableBuffer()
+	}
+	b = appendFrameHeader(b, FrameResult, 0, n, r.T)
+	b, err := format.AppendResult(b, r, 3)
+	if fromScratch {
+		w.scratch = b[:0]
+	}
+	if err != nil {
+		return fmt.Errorf("pipe: result at %s: %w", r.T, err)
+	}
+	if len(b) != FrameHeaderSize+n {
+		return fmt.Errorf("pipe: result at %s: encoded %d bytes, expected %d", r.T, len(b)-FrameHeaderSize, n)
+	}
+	return w.write(b)
+}
+
+func (w *Writer) write(b []byte) error {
+	if _, err := w.bw.Write(b); err != nil {
+		w.err = err
+		return err
+	}
+	return nil
+}
+
+// Flush writes buffered frames to the underlying writer, for a producer
+// that wants a consumer to see records before the buffer fills.
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.bw.Flush(); err != nil {
+		w.err = err
+		return err
+	}
+	return nil
+}
+
+// Close ends the stream with an END frame and flushes it. After Fail, or
+// a second time, it does nothing and returns the sticky I/O error, if any.
+func (w *Writer) Close() error {
+	if w.done {
+		return w.err
+	}
+	w.done = true
+	if w.err != nil {
+		return w.err
+	}
+	b := appendFrameHeader(w.bw.AvailableBuffer(), FrameEnd, 0, 0, stream.Timestamp{})
+	if err := w.write(b); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+// Fail ends the stream with an ERROR frame carrying err's message, so that
+// the consumer fails with it (see UpstreamError), and flushes. Messages
+// longer than MaxErrorMessage are cut. After Close or Fail it writes
+// nothing and returns the sticky I/O error or ErrFinished.
+func (w *Writer) Fail(err error) error {
+	if w.done {
+		if w.err != nil {
+			return w.err
+		}
+		return ErrFinished
+	}
+	w.done = true
+	if w.err != nil {
+		return w.err
+	}
+	msg := "unknown error"
+	if err != nil {
+		msg = err.Error()
+	}
+	msg = truncateMessage(msg, MaxErrorMessage)
+	b := appendFrameHeader(w.scratch[:0], FrameError, 0, len(msg), stream.Timestamp{})
+	b = append(b, msg...)
+	w.scratch = b[:0]
+	if err := w.write(b); err != nil {
+		return err
+	}
+	return w.Flush()
+}
