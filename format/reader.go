@@ -1,0 +1,448 @@
+package format
+
+// The archive reader: from a name to the files of one archive, their
+// labels checked against each other, and (in reader_records.go) the files
+// turned into one stream of records.
+//
+// An archive is the set of files base.meta, base.index and base.N (N a
+// volume number), each possibly compressed (compress.Suffixes). Open finds
+// them by listing the directory, as libpcp does, so volumes need not be
+// numbered without gaps.
+//
+// Designs rejected:
+//   - Opening every volume at Open and keeping it open: a day of archives
+//     can hold hundreds of volumes; the reader opens one at a time, and
+//     Open only reads (and closes) each file's label.
+//   - Treating a damaged or foreign .index as fatal, as libpcp does: the
+//     index is a hint for seeking, and everything it says can be recovered
+//     by scanning; a damaged one is reported and ignored.
+//   - bufio.Reader for framing: a record must be contiguous to be decoded
+//     in place, and records can exceed any fixed buffer; recReader grows its
+//     buffer instead, bounded by the bytes the file really holds.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/pcptools/pcptools/format/compress"
+	"github.com/pcptools/pcptools/stream"
+)
+
+// Option configures Open and OpenDir.
+type Option func(*readerOptions)
+
+type readerOptions struct {
+	warn func(error)
+}
+
+// WithWarn sets the function that receives non-fatal problems (a damaged
+// index, a truncated last record, time going backwards...). By default
+// they are discarded.
+func WithWarn(f func(error)) Option {
+	return func(o *readerOptions) { o.warn = f }
+}
+
+// rdVolume is one data volume file.
+type rdVolume struct {
+	num  int
+	path string
+	size int64 // decompressed size at Open
+}
+
+// Archive is an open PCP archive: the names of its files and the label
+// they share. It holds no file open between calls; Records opens the files
+// it reads and its Close releases them.
+//
+// Meta and Index cache what they load; an Archive may be used from several
+// goroutines, and each Records iterator from one.
+type Archive struct {
+	base      string
+	label     stream.Label // from .meta
+	metaPath  string
+	metaSize  int64
+	indexPath string // "" when there is no usable index
+	indexSize int64
+	vols      []rdVolume
+	warn      func(error)
+
+	metaMu   sync.Mutex
+	meta     *Metadata
+	metaErr  error
+	indexMu  sync.Mutex
+	index    []IndexEntry
+	indexOK  bool // index loaded and consistent enough to seek with
+	indexErr error
+	indexRan bool
+}
+
+// Label returns the archive label, as found in the .meta file (Vol is -1).
+func (a *Archive) Label() stream.Label { return a.label }
+
+// Version returns the archive format version, 2 or 3.
+func (a *Archive) Version() int { return a.label.Version }
+
+// Base returns the archive's base name: the path of its files without
+// the .meta, .index or .N suffix.
+func (a *Archive) Base() string { return a.base }
+
+// Volumes returns the data volume numbers, in increasing order.
+func (a *Archive) Volumes() []int {
+	out := make([]int, len(a.vols))
+	for i, v := range a.vols {
+		out[i] = v.num
+	}
+	return out
+}
+
+// Files returns the paths of the archive's files: the .meta, the .index
+// (when present and usable) and the volumes in order.
+func (a *Archive) Files() []string {
+	out := []string{a.metaPath}
+	if a.indexPath != "" {
+		out = append(out, a.indexPath)
+	}
+	for _, v := range a.vols {
+		out = append(out, v.path)
+	}
+	return out
+}
+
+func (a *Archive) warnf(err error) {
+	if a.warn != nil {
+		a.warn(err)
+	}
+}
+
+// Open opens the archive called name: a base name (/x/20041125), any of
+// its files (20041125.meta, 20041125.0, 20041125.index.xz...), or a
+// directory holding exactly one archive. It reads and checks the label of
+// every file; the records are read by Records and Meta.
+func Open(name string, opts ...Option) (*Archive, error) {
+	var o readerOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	if st, err := os.Stat(name); err == nil && st.IsDir() {
+		bases, err := archivesIn(name)
+		if err != nil {
+			return nil, err
+		}
+		switch len(bases) {
+		case 0:
+			return nil, fmt.Errorf("%s: directory holds no PCP archive (no .meta file)", name)
+		case 1:
+			return openBase(bases[0], &o)
+		}
+		names := make([]string, len(bases))
+		for i, b := range bases {
+			names[i] = filepath.Base(b)
+		}
+		return nil, fmt.Errorf("%s: directory holds %d archives (%s): name one, or use OpenDir", name, len(bases), strings.Join(names, ", "))
+	}
+	base, err := resolveBase(name)
+	if err != nil {
+		return nil, err
+	}
+	return openBase(base, &o)
+}
+
+// OpenDir opens every archive in dir and returns them sorted by label
+// start time (ties by name), for tools that treat a directory as one
+// multi-archive source.
+func OpenDir(dir string, opts ...Option) ([]*Archive, error) {
+	var o readerOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	bases, err := archivesIn(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(bases) == 0 {
+		return nil, fmt.Errorf("%s: directory holds no PCP archive (no .meta file)", dir)
+	}
+	out := make([]*Archive, 0, len(bases))
+	for _, b := range bases {
+		a, err := openBase(b, &o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	slices.SortStableFunc(out, func(x, y *Archive) int {
+		if c := x.label.Start.Compare(y.label.Start); c != 0 {
+			return c
+		}
+		return strings.Compare(x.base, y.base)
+	})
+	return out, nil
+}
+
+// archivesIn lists the base names of the archives in dir (one per .meta
+// file, compressed or not), sorted.
+func archivesIn(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var bases []string
+	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		n, _ := compress.SplitSuffix(e.Name())
+		if b, ok := strings.CutSuffix(n, ".meta"); ok && b != "" {
+			p := filepath.Join(dir, b)
+			if !slices.Contains(bases, p) {
+				bases = append(bases, p)
+			}
+		}
+	}
+	slices.Sort(bases)
+	return bases, nil
+}
+
+// hasMeta reports whether base.meta exists, plain or compressed.
+func hasMeta(base string) bool {
+	_, err := compress.Lookup(base + ".meta")
+	return err == nil
+}
+
+// resolveBase turns a name into a base name. A name whose .meta exists is
+// a base name even if it looks like a file name (base names such as
+// 951127.23.01 end in digits). Otherwise the name must be a file (or the
+// plain name of a compressed file) of an archive: a compression suffix and
+// then a .meta, .index or .N suffix are stripped.
+func resolveBase(name string) (string, error) {
+	if name == "" {
+		return "", errors.New("empty archive name")
+	}
+	if hasMeta(name) {
+		return name, nil
+	}
+	if _, err := compress.Lookup(name); err != nil {
+		return "", fmt.Errorf("%s: no PCP archive or archive file of that name: %w", name, err)
+	}
+	n, _ := compress.SplitSuffix(name)
+	if i := strings.LastIndexByte(n, '.'); i > 0 {
+		ext := n[i+1:]
+		if ext == "meta" || ext == "index" || rdDigits(ext) {
+			if b := n[:i]; hasMeta(b) {
+				return b, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%s: not a PCP archive file (no matching .meta file)", name)
+}
+
+func rdDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// rdCandidate is one file found for a role; plain files beat compressed
+// ones, and among compressed ones the earlier suffix in compress.Suffixes
+// wins, as in libpcp.
+type rdCandidate struct {
+	path string
+	rank int
+}
+
+func suffixRank(suf string) int {
+	if suf == "" {
+		return 0
+	}
+	return 1 + slices.Index(compress.Suffixes, suf)
+}
+
+func openBase(base string, o *readerOptions) (*Archive, error) {
+	a := &Archive{base: base, warn: o.warn}
+	dir, file := filepath.Split(base)
+	scan := dir
+	if scan == "" {
+		scan = "."
+	}
+	ents, err := os.ReadDir(scan)
+	if err != nil {
+		return nil, fmt.Errorf("archive %s: %w", base, err)
+	}
+	var meta, index rdCandidate
+	vols := map[int]rdCandidate{}
+	choose := func(what string, cur *rdCandidate, c rdCandidate) {
+		if cur.path == "" || c.rank < cur.rank {
+			if cur.path != "" {
+				a.warnf(fmt.Errorf("archive %s: %s exists as both %s and %s; reading %s", base, what, filepath.Base(cur.path), filepath.Base(c.path), filepath.Base(c.path)))
+			}
+			*cur = c
+		} else {
+			a.warnf(fmt.Errorf("archive %s: %s exists as both %s and %s; reading %s", base, what, filepath.Base(cur.path), filepath.Base(c.path), filepath.Base(cur.path)))
+		}
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		n, suf := compress.SplitSuffix(e.Name())
+		rest, ok := strings.CutPrefix(n, file+".")
+		if !ok {
+			continue
+		}
+		c := rdCandidate{path: dir + e.Name(), rank: suffixRank(suf)}
+		switch {
+		case rest == "meta":
+			choose("the metadata file", &meta, c)
+		case rest == "index":
+			choose("the index", &index, c)
+		case rdDigits(rest):
+			v, err := strconv.Atoi(rest)
+			if err != nil || v > math.MaxInt32 {
+				a.warnf(fmt.Errorf("%s: volume number out of range, file ignored", c.path))
+				continue
+			}
+			cur := vols[v]
+			choose("volume "+strconv.Itoa(v), &cur, c)
+			vols[v] = cur
+		}
+	}
+	if meta.path == "" {
+		return nil, fmt.Errorf("archive %s: no .meta file", base)
+	}
+	a.metaPath = meta.path
+	lab, size, err := readFileLabel(meta.path, -1)
+	if err != nil {
+		return nil, err
+	}
+	a.label, a.metaSize = lab, size
+	if err := checkFeatures(&lab, meta.path); err != nil {
+		return nil, err
+	}
+
+	nums := make([]int, 0, len(vols))
+	for v := range vols {
+		nums = append(nums, v)
+	}
+	slices.Sort(nums)
+	for _, v := range nums {
+		p := vols[v].path
+		l, size, err := readFileLabel(p, int32(v))
+		if err != nil {
+			return nil, err
+		}
+		if err := a.agree(&l, p); err != nil {
+			return nil, err
+		}
+		a.vols = append(a.vols, rdVolume{num: v, path: p, size: size})
+	}
+	if len(a.vols) == 0 {
+		a.warnf(fmt.Errorf("archive %s: no data volume (%s.0): the archive holds metadata only", base, file))
+	}
+
+	if index.path != "" {
+		l, size, err := readFileLabel(index.path, -2)
+		if err == nil {
+			err = a.agree(&l, index.path)
+		}
+		if err != nil {
+			a.warnf(fmt.Errorf("index ignored: %w", err))
+		} else {
+			a.indexPath, a.indexSize = index.path, size
+		}
+	}
+	return a, nil
+}
+
+// agree checks that the label of another file of the archive matches the
+// .meta label.
+func (a *Archive) agree(l *stream.Label, path string) error {
+	switch {
+	case l.Version != a.label.Version:
+		return &FormatError{File: path, Offset: 4, Msg: fmt.Sprintf("label says archive version %d, %s says %d", l.Version, filepath.Base(a.metaPath), a.label.Version)}
+	case l.Hostname != a.label.Hostname:
+		return &FormatError{File: path, Offset: 0, Msg: fmt.Sprintf("label names host %q, %s names %q", l.Hostname, filepath.Base(a.metaPath), a.label.Hostname)}
+	}
+	return checkFeatures(l, path)
+}
+
+func checkFeatures(l *stream.Label, path string) error {
+	if l.Version == 3 && l.Features&^FeatureQA != 0 {
+		return &FormatError{File: path, Offset: 28, Msg: fmt.Sprintf("label has unknown feature bits 0x%08x", l.Features&^FeatureQA)}
+	}
+	return nil
+}
+
+// rdFile is what the reader needs of an open file; compress.File
+// provides it for plain and compressed files alike.
+type rdFile = compress.File
+
+// openFile opens an archive file, refusing anything that is not a regular
+// file: a FIFO or a device named like a volume would never end.
+func openFile(path string) (rdFile, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	return compress.Open(path)
+}
+
+// readFileLabel reads and decodes the label of the file at path and checks
+// its volume field.
+func readFileLabel(path string, vol int32) (stream.Label, int64, error) {
+	f, err := openFile(path)
+	if err != nil {
+		return stream.Label{}, 0, err
+	}
+	defer f.Close()
+	l, err := readLabel(f, path, vol)
+	return l, f.Size(), err
+}
+
+func readLabel(r io.Reader, path string, vol int32) (stream.Label, error) {
+	var b [LabelSizeV3]byte
+	n, err := io.ReadFull(r, b[:8])
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return stream.Label{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if n == 8 {
+		// Read only as much as this version's label, so that r is left at
+		// the first record.
+		size := LabelSizeV2
+		if b[7] == 3 {
+			size = LabelSizeV3
+		}
+		m, err := io.ReadFull(r, b[8:size])
+		if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+			return stream.Label{}, fmt.Errorf("%s: %w", path, err)
+		}
+		n += m
+	}
+	l, err := DecodeLabel(b[:n])
+	if err != nil {
+		return l, AtFile(err, path, 0)
+	}
+	if l.Vol != vol {
+		off := int64(20) // len, magic, pid, v2 timestamp
+		if l.Version == 3 {
+			off = 24
+		}
+		return l, &FormatError{File: path, Offset: off, Msg: fmt.Sprintf("label volume field is %d, expected %d for this file", l.Vol, vol)}
+	}
+	return l, nil
+}

@@ -1,0 +1,174 @@
+package format
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+)
+
+// Buffer sizes: a data volume is read 1 MiB at a time (records are framed
+// in place, so the buffer is also the home of the record being decoded);
+// metadata records are smaller and fewer.
+const (
+	dataBufSize = 1 << 20
+	metaBufSize = 64 << 10
+	minBufSize  = 4 << 10
+)
+
+// recReader frames the records of one file: [len:4][payload][len:4]. A
+// record is returned as a slice of the reader's buffer, valid until the
+// next call. The buffer grows for a record larger than itself, but only
+// when it is full of bytes the file really delivered, so a lying length
+// word cannot make it allocate more than twice what the file holds.
+type recReader struct {
+	f    io.Reader
+	name string
+	buf  []byte
+	r, w int   // buf[r:w] is read but not consumed
+	off  int64 // file offset of buf[r]
+	eof  bool
+	err  error // read error other than io.EOF
+}
+
+// reset points rr at f, whose next byte is at file offset off. size
+// bounds the initial buffer (the file's size, when known).
+func (rr *recReader) reset(f io.Reader, name string, off int64, bufSize int, size int64) {
+	rr.f, rr.name, rr.off = f, name, off
+	rr.r, rr.w = 0, 0
+	rr.eof, rr.err = false, nil
+	want := bufSize
+	if size >= 0 && size-off < int64(want) {
+		want = int(max(size-off, 0))
+	}
+	want = max(want, minBufSize)
+	if len(rr.buf) < want {
+		rr.buf = make([]byte, want)
+	}
+}
+
+// fill tries to have n unconsumed bytes in the buffer. It reports false
+// when the file ends (or a read fails, see rr.err) first.
+func (rr *recReader) fill(n int) bool {
+	stalls := 0
+	for rr.w-rr.r < n {
+		if rr.eof || rr.err != nil {
+			return false
+		}
+		if rr.r > 0 && rr.r+n > len(rr.buf) {
+			rr.w = copy(rr.buf, rr.buf[rr.r:rr.w])
+			rr.r = 0
+		}
+		if rr.w == len(rr.buf) {
+			// Full of real bytes and still short: at most double.
+			nl := min(max(2*len(rr.buf), minBufSize), n)
+			nb := make([]byte, nl)
+			copy(nb, rr.buf[:rr.w])
+			rr.buf = nb
+		}
+		m, err := rr.f.Read(rr.buf[rr.w:])
+		rr.w += m
+		switch {
+		case err == io.EOF:
+			rr.eof = true
+		case err != nil:
+			rr.err = err
+		case m == 0:
+			if stalls++; stalls > 100 {
+				rr.err = io.ErrNoProgress
+			}
+		}
+	}
+	return true
+}
+
+// frameDamage is a record that cannot be framed. tail says that nothing
+// valid can follow it in the file: the file ends inside it, or only zero
+// bytes follow (a logger that crashed, or one still writing).
+type frameDamage struct {
+	off  int64
+	msg  string
+	tail bool
+}
+
+func (d *frameDamage) Error() string { return fmt.Sprintf("offset %d: %s", d.off, d.msg) }
+
+// rest scans the file from buf[from] to its end, reporting whether those
+// bytes are all zero and how many there are. The buffer's content is lost.
+func (rr *recReader) rest(from int) (zero bool, n int64, err error) {
+	zero = true
+	scan := func(b []byte) {
+		n += int64(len(b))
+		if zero {
+			for _, c := range b {
+				if c != 0 {
+					zero = false
+					break
+				}
+			}
+		}
+	}
+	scan(rr.buf[from:rr.w])
+	rr.r, rr.w = 0, 0
+	stalls := 0
+	for !rr.eof && rr.err == nil {
+		m, err := rr.f.Read(rr.buf)
+		scan(rr.buf[:m])
+		switch {
+		case err == io.EOF:
+			rr.eof = true
+		case err != nil:
+			rr.err = err
+		case m == 0:
+			if stalls++; stalls > 100 {
+				rr.err = io.ErrNoProgress
+			}
+		}
+	}
+	return zero, n, rr.err
+}
+
+func (rr *recReader) readErr() error {
+	return &FormatError{File: rr.name, Offset: rr.off + int64(rr.w-rr.r), Msg: "read failed", Err: rr.err}
+}
+
+// frame returns the next record, with both length words, and its file
+// offset; io.EOF at a clean end of file. Damage is a *frameDamage; read
+// failures are a *FormatError.
+func (rr *recReader) frame(minLen int) (rec []byte, off int64, err error) {
+	off = rr.off
+	if !rr.fill(4) {
+		if rr.err != nil {
+			return nil, off, rr.readErr()
+		}
+		if rr.w == rr.r {
+			return nil, off, io.EOF
+		}
+		return nil, off, &frameDamage{off, fmt.Sprintf("%d stray bytes at the end of the file, too few for a length word", rr.w-rr.r), true}
+	}
+	n := binary.BigEndian.Uint32(rr.buf[rr.r:])
+	if n < uint32(minLen) || n > MaxRecord {
+		zero, left, err := rr.rest(rr.r)
+		if err != nil {
+			return nil, off, rr.readErr()
+		}
+		tail := zero || left < int64(minLen) || (n > MaxRecord && int64(n) > left)
+		return nil, off, &frameDamage{off, fmt.Sprintf("impossible record length %d (%d bytes left in the file)", n, left), tail}
+	}
+	if !rr.fill(int(n)) {
+		if rr.err != nil {
+			return nil, off, rr.readErr()
+		}
+		return nil, off, &frameDamage{off, fmt.Sprintf("record of %d bytes runs past the end of the file (%d bytes left)", n, rr.w-rr.r), true}
+	}
+	if t := binary.BigEndian.Uint32(rr.buf[rr.r+int(n)-4:]); t != n {
+		zero, _, err := rr.rest(rr.r + int(n))
+		if err != nil {
+			return nil, off, rr.readErr()
+		}
+		return nil, off, &frameDamage{off, fmt.Sprintf("header length %d does not match trailer length %d", n, t), zero}
+	}
+	rec = rr.buf[rr.r : rr.r+int(n)]
+	rr.r += int(n)
+	rr.off += int64(n)
+	return rec, off, nil
+}

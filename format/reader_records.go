@@ -1,0 +1,424 @@
+package format
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/pcptools/pcptools/stream"
+)
+
+// RecordsOption configures Records.
+type RecordsOption func(*recordsOptions)
+
+type recordsOptions struct {
+	from    stream.Timestamp
+	hasFrom bool
+}
+
+// From makes Records skip the data records (results and marks) before t.
+// It seeks with the temporal index when the index is sound, and scans
+// otherwise. Metadata is not skipped: every .meta record is still emitted,
+// those before t ahead of the first data record.
+func From(t stream.Timestamp) RecordsOption {
+	return func(o *recordsOptions) { o.from, o.hasFrom = t, true }
+}
+
+// How many warnings of one kind (time going backwards, records before the
+// label) a Records iterator reports before it falls silent.
+const maxTimeWarnings = 5
+
+// Records returns the archive as one stream: the *stream.Label of the .meta
+// file, then the metadata and data records interleaved by time.
+//
+//   - A timestamped metadata record (instance domain, label set) at time T
+//     comes before every data record at T or later.
+//   - An untimed one (descriptor, help text) comes as soon as the .meta
+//     file reaches it, with the latest time emitted before it, so
+//     that the stream never goes back in time.
+//   - Data records (*stream.Result, or *stream.Mark for a <mark>) come in
+//     volume order; metadata left over after the last one comes at the end.
+//
+// Metadata records keep their .meta order and data records their volume
+// order, so writing the stream back reproduces the files.
+//
+// Records are reused: At is valid until the next Next, and a Result's Body
+// aliases the reader's buffer. Problems that end the read are returned by
+// Err as *FormatError naming the file and offset; a truncated last record
+// of the last volume (a logger that crashed or is still writing) instead
+// ends the stream normally, with a warning.
+func (a *Archive) Records(opts ...RecordsOption) stream.CloserIterator {
+	it := &archiveIter{a: a, version: a.label.Version, vi: -1}
+	for _, f := range opts {
+		f(&it.opt)
+	}
+	return it
+}
+
+type archiveIter struct {
+	a       *Archive
+	opt     recordsOptions
+	version int
+	started bool
+	done    bool
+	err     error
+	cur     stream.Record
+	label   stream.Label
+	last    stream.Timestamp // latest time emitted
+
+	// The .meta cursor: mpend is read and not yet emitted.
+	mf       rdFile
+	mr       recReader
+	metaDone bool
+	mpend    stream.Record
+
+	// The data cursor: dpend (&res or &mark) is read and not yet emitted.
+	df       rdFile
+	dr       recReader
+	vi       int // index into a.vols of the open volume
+	dataDone bool
+	dpend    stream.Record
+	res      stream.Result
+	mark     stream.Mark
+
+	// Seeking with the index: start in volume seekVi at seekOff; if that
+	// offset does not frame, fall back to a scan from the start.
+	seekVi  int
+	seekOff int64
+	seeking bool
+
+	prevData     stream.Timestamp
+	haveData     bool
+	nBack, nPrev int
+	nBad         int
+	framed       int // data records read, for tests of seeking
+}
+
+func (it *archiveIter) At() stream.Record { return it.cur }
+
+func (it *archiveIter) Err() error { return it.err }
+
+// Close releases the open files. It is safe to call more than once, and
+// after Next has returned false.
+func (it *archiveIter) Close() error {
+	it.done = true
+	it.cur = nil
+	return it.closeFiles()
+}
+
+func (it *archiveIter) closeFiles() error {
+	var err error
+	if it.mf != nil {
+		err = it.mf.Close()
+		it.mf = nil
+	}
+	if it.df != nil {
+		if e := it.df.Close(); err == nil {
+			err = e
+		}
+		it.df = nil
+	}
+	return err
+}
+
+func (it *archiveIter) fail(err error) bool {
+	it.err = err
+	it.done = true
+	it.cur = nil
+	it.closeFiles()
+	return false
+}
+
+func (it *archiveIter) Next() bool {
+	if it.done {
+		return false
+	}
+	if !it.started {
+		it.started = true
+		if err := it.start(); err != nil {
+			return it.fail(err)
+		}
+		it.label = it.a.label
+		it.cur = &it.label
+		it.last = it.label.Start
+		return true
+	}
+	if it.mpend == nil && !it.metaDone {
+		if err := it.nextMeta(); err != nil {
+			return it.fail(err)
+		}
+	}
+	if it.mpend != nil {
+		switch m := it.mpend.(type) {
+		case *stream.Desc:
+			m.T = it.last
+			return it.emitMeta()
+		case *stream.Text:
+			m.T = it.last
+			return it.emitMeta()
+		}
+	}
+	if it.dpend == nil && !it.dataDone {
+		if err := it.nextData(); err != nil {
+			return it.fail(err)
+		}
+	}
+	if it.mpend != nil && (it.dpend == nil || !it.mpend.Time().After(it.dpend.Time())) {
+		return it.emitMeta()
+	}
+	if it.dpend != nil {
+		it.cur = it.dpend
+		it.dpend = nil
+		it.advance()
+		return true
+	}
+	it.done = true
+	it.cur = nil
+	if err := it.closeFiles(); err != nil {
+		it.err = err
+	}
+	return false
+}
+
+func (it *archiveIter) emitMeta() bool {
+	it.cur = it.mpend
+	it.mpend = nil
+	it.advance()
+	return true
+}
+
+// advance moves the stream's clock to the current record's time. It never
+// goes back: in a damaged archive records can, but untimed metadata then
+// keeps the latest time seen.
+func (it *archiveIter) advance() {
+	if t := it.cur.Time(); t.After(it.last) {
+		it.last = t
+	}
+}
+
+// start opens the .meta file and, with From, picks where to start reading
+// data from the index.
+func (it *archiveIter) start() error {
+	a := it.a
+	f, err := openFile(a.metaPath)
+	if err != nil {
+		return err
+	}
+	it.mf = f
+	if _, err := readLabel(f, a.metaPath, -1); err != nil {
+		return err
+	}
+	it.mr.reset(f, a.metaPath, int64(LabelSize(it.version)), metaBufSize, f.Size())
+	if it.opt.hasFrom {
+		if e, ok := a.seekEntry(it.opt.from); ok {
+			for i, v := range a.vols {
+				if v.num == int(e.Vol) {
+					it.seekVi, it.seekOff, it.seeking = i, e.DataOff, true
+					it.vi = i - 1
+				}
+			}
+		}
+	}
+	if len(a.vols) == 0 {
+		it.dataDone = true
+	}
+	return nil
+}
+
+func (it *archiveIter) nextMeta() error {
+	r, _, err := it.a.readMetaRecord(&it.mr)
+	if err == io.EOF {
+		it.metaDone = true
+		if e := it.mf.Close(); e != nil {
+			return e
+		}
+		it.mf = nil
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	it.mpend = r
+	return nil
+}
+
+// readMetaRecord frames and decodes the next .meta record.
+func (a *Archive) readMetaRecord(rr *recReader) (stream.Record, int64, error) {
+	rec, off, err := rr.frame(12)
+	if err != nil {
+		var d *frameDamage
+		if errors.As(err, &d) {
+			return nil, off, &FormatError{File: rr.name, Offset: d.off, Msg: "metadata record: " + d.msg}
+		}
+		return nil, off, err
+	}
+	typ := binary.BigEndian.Uint32(rec[4:])
+	if !MetaVersionOK(typ, a.label.Version) {
+		msg := fmt.Sprintf("unknown metadata record type %d", typ)
+		if typ >= TypeDesc && typ <= TypeLabel {
+			msg = fmt.Sprintf("metadata record type %d does not belong in a v%d archive", typ, a.label.Version)
+		}
+		return nil, off, &FormatError{File: rr.name, Offset: off + 4, Msg: msg}
+	}
+	r, err := DecodeMeta(rec)
+	if err != nil {
+		return nil, off, AtFile(err, rr.name, off)
+	}
+	if d, ok := r.(*stream.InDom); ok {
+		// libpcp refuses negative instance numbers (PM_IN_NULL belongs to
+		// singular metrics, never to a domain).
+		for i, inst := range d.Insts {
+			if inst < 0 {
+				at := off + 8 + int64(TimestampSize(3)) + 8 + 4*int64(i)
+				if d.Encoding == stream.InDomV2 {
+					at = off + 8 + int64(TimestampSize(2)) + 8 + 4*int64(i)
+				}
+				return nil, off, &FormatError{File: rr.name, Offset: at, Msg: fmt.Sprintf("instance domain %s: negative instance number %d", d.InDom, inst)}
+			}
+		}
+	}
+	return r, off, nil
+}
+
+// openVolume opens a.vols[i] and positions the data cursor after its label
+// (or at the seek offset).
+func (it *archiveIter) openVolume(i int) error {
+	v := it.a.vols[i]
+	f, err := openFile(v.path)
+	if err != nil {
+		return err
+	}
+	it.df = f
+	if _, err := readLabel(f, v.path, int32(v.num)); err != nil {
+		return err
+	}
+	off := int64(LabelSize(it.version))
+	if it.seeking && i == it.seekVi && it.seekOff != off {
+		if _, err := f.Seek(it.seekOff, io.SeekStart); err != nil {
+			return &FormatError{File: v.path, Offset: it.seekOff, Msg: "seek failed", Err: err}
+		}
+		off = it.seekOff
+	}
+	it.dr.reset(f, v.path, off, dataBufSize, f.Size())
+	return nil
+}
+
+// rescan abandons a seek that led nowhere and starts over from the first
+// volume.
+func (it *archiveIter) rescan(why error) error {
+	it.a.warnf(fmt.Errorf("index not used, scanning from the start: %w", why))
+	it.seeking = false
+	if it.df != nil {
+		it.df.Close()
+		it.df = nil
+	}
+	it.vi = -1
+	it.haveData = false
+	return nil
+}
+
+func (it *archiveIter) nextData() error {
+	a := it.a
+	minLen := DataHeaderSize(it.version) + 8
+	for {
+		if it.df == nil {
+			it.vi++
+			if it.vi >= len(a.vols) {
+				it.dataDone = true
+				return nil
+			}
+			if err := it.openVolume(it.vi); err != nil {
+				if it.seeking {
+					it.rescan(err)
+					continue
+				}
+				return err
+			}
+		}
+		rec, off, err := it.dr.frame(minLen)
+		if err == io.EOF {
+			if it.seeking {
+				it.seeking = false // an offset at the end of a volume is fine
+			}
+			if err := it.df.Close(); err != nil {
+				return err
+			}
+			it.df = nil
+			continue
+		}
+		if err != nil {
+			var d *frameDamage
+			if !errors.As(err, &d) {
+				return err
+			}
+			if it.seeking {
+				it.rescan(&FormatError{File: it.dr.name, Offset: d.off, Msg: d.msg})
+				continue
+			}
+			if d.tail && it.vi == len(a.vols)-1 {
+				a.warnf(&FormatError{File: it.dr.name, Offset: d.off, Msg: "truncated record, read stops at the last good record", Err: errors.New(d.msg)})
+				it.dataDone = true
+				it.df.Close()
+				it.df = nil
+				return nil
+			}
+			return &FormatError{File: it.dr.name, Offset: d.off, Msg: "data record: " + d.msg}
+		}
+		it.framed++
+		mark, err := DecodeData(rec, it.version, &it.res)
+		if err == nil && !mark {
+			err = it.res.Validate()
+		}
+		if err != nil {
+			if it.seeking {
+				it.rescan(AtFile(err, it.dr.name, off))
+				continue
+			}
+			return AtFile(err, it.dr.name, off)
+		}
+		it.seeking = false
+		t := it.res.T
+		it.checkTime(t, off)
+		if it.opt.hasFrom && t.Before(it.opt.from) {
+			continue
+		}
+		if mark {
+			it.mark.T = t
+			it.dpend = &it.mark
+		} else {
+			it.dpend = &it.res
+		}
+		return nil
+	}
+}
+
+// checkTime reports data records with an impossible timestamp, or that
+// go back in time or precede the label. PCP tolerates all three
+// (pmlogcheck reports them), so they are warnings.
+func (it *archiveIter) checkTime(t stream.Timestamp, off int64) {
+	if t.Nsec < 0 || t.Nsec >= 1e9 {
+		it.limitedWarn(&it.nBad, off, fmt.Sprintf("data record has an impossible timestamp (%d s, %d ns)", t.Sec, t.Nsec))
+	}
+	if it.haveData && t.Before(it.prevData) {
+		it.limitedWarn(&it.nBack, off, fmt.Sprintf("data record at %s goes back in time from %s", t, it.prevData))
+	}
+	if t.Before(it.a.label.Start) {
+		it.limitedWarn(&it.nPrev, off, fmt.Sprintf("data record at %s precedes the label's start time %s", t, it.a.label.Start))
+	}
+	it.prevData = t
+	it.haveData = true
+}
+
+// limitedWarn reports a warning of a kind counted by *n, falling silent
+// after maxTimeWarnings of them.
+func (it *archiveIter) limitedWarn(n *int, off int64, msg string) {
+	*n++
+	if *n > maxTimeWarnings {
+		return
+	}
+	if *n == maxTimeWarnings {
+		msg += " (further such records not reported)"
+	}
+	it.a.warnf(&FormatError{File: it.dr.name, Offset: off, Msg: msg})
+}
