@@ -291,8 +291,57 @@ func (v *VSet) Values() int {
 }
 
 // Validate walks the whole body and checks that every value set and every
-// pointer value lies inside it.
+// pointer value lies inside it. It runs on every record a reader passes
+// along, so it is one tight loop over the bytes; only when something is
+// wrong does the slower walk through VSets run, to say what.
 func (r *Result) Validate() error {
+	b := r.Body
+	if len(b) < 4 || int32(binary.BigEndian.Uint32(b)) < 0 {
+		return r.describe()
+	}
+	n := int(binary.BigEndian.Uint32(b))
+	base := uint64(PointerBase(r.Version))
+	blen := uint64(len(b))
+	pos := uint64(4)
+	for k := 0; k < n; k++ {
+		if pos+8 > blen {
+			return r.describe()
+		}
+		numval := int32(binary.BigEndian.Uint32(b[pos+4:]))
+		pos += 8
+		if numval <= 0 {
+			continue
+		}
+		if pos+4 > blen {
+			return r.describe()
+		}
+		insitu := binary.BigEndian.Uint32(b[pos:]) == ValInsitu
+		pos += 4
+		end := pos + uint64(numval)*8
+		if end > blen {
+			return r.describe()
+		}
+		if !insitu {
+			for p := pos + 4; p < end; p += 8 {
+				w := uint64(binary.BigEndian.Uint32(b[p:]))
+				off := (w - base) * 4 // wraps to a huge value when w < base
+				if w < base || off+4 > blen {
+					return r.describe()
+				}
+				vlen := uint64(binary.BigEndian.Uint32(b[off:]) & 0xffffff)
+				if vlen < 4 || off+vlen > blen {
+					return r.describe()
+				}
+			}
+		}
+		pos = end
+	}
+	return nil
+}
+
+// describe finds the first structural error in r the slow way, value by
+// value, for the message.
+func (r *Result) describe() error {
 	it := r.VSets()
 	for it.Next() {
 		vs := it.VSet()
@@ -305,7 +354,10 @@ func (r *Result) Validate() error {
 			}
 		}
 	}
-	return it.Err()
+	if err := it.Err(); err != nil {
+		return err
+	}
+	return &BodyError{0, "malformed result"}
 }
 
 // AppendBody appends r's body encoded for a record of the given version
