@@ -56,6 +56,11 @@ type WriterOptions struct {
 	// VolumeBytes starts a new volume before a record would take the volume
 	// past this size; 0 means the format's limit (2^31-1 bytes for v2).
 	VolumeBytes int64
+	// KeepVolumes starts a new volume where the stream says the input did
+	// (a Label record with Vol > 0 between data records, as the reader
+	// emits at each volume after the first), so that a copy keeps the
+	// input's volumes.
+	KeepVolumes bool
 	// Zstd writes data volumes as seekable zstd (.N.zst).
 	Zstd bool
 	// Overwrite allows replacing an existing archive of the same name.

@@ -81,6 +81,12 @@ type archiveIter struct {
 	dpend    stream.Record
 	res      stream.Result
 	mark     stream.Mark
+	// At each volume after the first, the volume's label is emitted
+	// before its first record (dnext), so that a writer can keep the
+	// volume boundaries of a copy.
+	volLabel stream.Label
+	dnext    stream.Record
+	opened   int // volumes opened so far
 
 	// Seeking with the index: start in volume seekVi at seekOff; if that
 	// offset does not frame, fall back to a scan from the start.
@@ -158,6 +164,9 @@ func (it *archiveIter) Next() bool {
 			m.T = it.last
 			return it.emitMeta()
 		}
+	}
+	if it.dpend == nil && it.dnext != nil {
+		it.dpend, it.dnext = it.dnext, nil
 	}
 	if it.dpend == nil && !it.dataDone {
 		if err := it.nextData(); err != nil {
@@ -290,8 +299,16 @@ func (it *archiveIter) openVolume(i int) error {
 		return err
 	}
 	it.df = f
-	if _, err := readLabel(f, v.path, int32(v.num)); err != nil {
+	vl, err := readLabel(f, v.path, int32(v.num))
+	if err != nil {
 		return err
+	}
+	it.opened++
+	if it.opened > 1 {
+		it.volLabel = it.a.label
+		it.volLabel.Vol = int32(v.num)
+		it.volLabel.Start = vl.Start
+		it.dnext = &it.volLabel // placed before the volume's first record
 	}
 	off := int64(LabelSize(it.version))
 	if it.seeking && i == it.seekVi && it.seekOff != off {
@@ -383,11 +400,21 @@ func (it *archiveIter) nextData() error {
 		if it.opt.hasFrom && t.Before(it.opt.from) {
 			continue
 		}
+		next := stream.Record(&it.res)
 		if mark {
 			it.mark.T = t
-			it.dpend = &it.mark
+			next = &it.mark
+		}
+		if it.dnext != nil {
+			// A new volume: its label first, never earlier than the
+			// stream's clock.
+			if it.volLabel.Start.Before(it.last) {
+				it.volLabel.Start = it.last
+			}
+			it.dpend = it.dnext
+			it.dnext = next
 		} else {
-			it.dpend = &it.res
+			it.dpend = next
 		}
 		return nil
 	}

@@ -50,7 +50,9 @@ func rdReadAll(a *Archive, backwardsOK bool, opts ...RecordsOption) (rdCount, er
 	n := 0
 	for it.Next() {
 		r := it.At()
-		if (n == 0) != (r.Kind() == stream.KindLabel) {
+		// The first record is the archive's label; later labels mark the
+		// start of each volume after the first.
+		if l, ok := r.(*stream.Label); n == 0 && !ok || ok && n > 0 && l.Vol <= 0 {
 			return c, fmt.Errorf("record %d is a %s", n, r.Kind())
 		}
 		if n > 0 && r.Time().Before(last) && !backwardsOK {

@@ -101,12 +101,14 @@ type Writer struct {
 	opts WriterOptions
 	hook fileHook
 
-	version  int
-	started  bool
-	host     string       // hostname of the first label, to check later ones
-	label    stream.Label // written to every file (Vol set per file)
-	labelT0  stream.Timestamp
-	volLimit int64
+	version int
+	// rollPending: the input started a new volume (KeepVolumes).
+	rollPending bool
+	started     bool
+	host        string       // hostname of the first label, to check later ones
+	label       stream.Label // written to every file (Vol set per file)
+	labelT0     stream.Timestamp
+	volLimit    int64
 
 	meta  *outFile
 	vol   *outFile   // current data volume, nil before the first data record
@@ -373,6 +375,9 @@ func (w *Writer) write(rec stream.Record) error {
 		// archive; they must describe the same host.
 		if r.Hostname != w.host {
 			return fmt.Errorf("%s: archives of different hosts cannot be written as one: %q, then %q", w.base, w.host, r.Hostname)
+		}
+		if r.Vol > 0 && w.opts.KeepVolumes {
+			w.rollPending = true
 		}
 		return nil
 	}
@@ -799,7 +804,8 @@ func (w *Writer) writeData(t stream.Timestamp, r *stream.Result) error {
 		if err := w.openVolume(0); err != nil {
 			return err
 		}
-	} else if (w.opts.VolumeRecords > 0 && w.volRecs >= w.opts.VolumeRecords) ||
+	} else if (w.rollPending && w.volRecs > 0) ||
+		(w.opts.VolumeRecords > 0 && w.volRecs >= w.opts.VolumeRecords) ||
 		(w.volRecs > 0 && w.vol.off+size > w.volLimit) {
 		if err := w.vol.finish(); err != nil {
 			return err
@@ -808,6 +814,7 @@ func (w *Writer) writeData(t stream.Timestamp, r *stream.Result) error {
 			return err
 		}
 	}
+	w.rollPending = false
 	before := w.vol.off
 	if err := w.encodeData(t, r); err != nil {
 		return err
