@@ -1,0 +1,118 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pcptools/pcptools/dump"
+	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/toolio"
+)
+
+type views struct {
+	dump.Options
+	json, csv bool
+}
+
+func (v views) any() bool {
+	o := v.Options
+	return o.All || o.Descs || o.LabelSets || o.HelpText || o.InDoms || o.DiskInDoms || o.Label ||
+		o.LabelVerbose || o.Values || o.Marks || o.Reverse || o.Sizes || o.Index || o.TimeFormat > 0 ||
+		o.ArchiveZone || o.Zone != "" || o.Start != "" || o.Finish != ""
+}
+
+func viewOptions(c *cli.Context, xcount int, metrics []string) views {
+	return views{
+		Options: dump.Options{
+			All: c.Bool("a"), Descs: c.Bool("d"), LabelSets: c.Bool("e"), HelpText: c.Bool("h"),
+			InDoms: c.Bool("i"), DiskInDoms: c.Bool("I"), Label: c.Bool("l"), LabelVerbose: c.Bool("L"),
+			Values: c.Bool("m"), Marks: c.Bool("M"), Reverse: c.Bool("r"), Sizes: c.Bool("s"),
+			Index: c.Bool("t"), TimeFormat: xcount, ArchiveZone: c.Bool("z"), Zone: c.String("Z"),
+			Start: c.String("S"), Finish: c.String("T"), Metrics: metrics,
+		},
+		json: c.Bool("json"),
+		csv:  c.Bool("csv"),
+	}
+}
+
+// dumpArchives prints the views of one archive. Several archives, or a
+// stream on standard input, are first written to a temporary archive: the
+// views need the whole of the metadata before the first value, as
+// pmdumplog has it.
+func dumpArchives(c *cli.Context, names []string, v views, stdin *os.File, stdout, stderr io.Writer) error {
+	if v.json && v.csv {
+		return usageError{"--json and --csv: choose one"}
+	}
+	if v.ArchiveZone && v.Zone != "" {
+		return usageError{"-z and -Z are mutually exclusive"}
+	}
+	v.Warn = stderr
+	var a *format.Archive
+	if len(names) == 1 {
+		var err error
+		a, err = format.Open(names[0], format.WithWarn(warner(stderr)))
+		if err != nil {
+			return err
+		}
+	} else {
+		dir, err := os.MkdirTemp("", "pcpcat-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		in, err := toolio.OpenInputs(names, stdin, warner(stderr))
+		if err != nil {
+			return err
+		}
+		base := filepath.Join(dir, "input")
+		sink, err := toolio.OpenOutput(base, format.WriterOptions{Warn: warner(stderr)}, nil)
+		if err != nil {
+			in.Close()
+			return err
+		}
+		err = toolio.Copy(in.Iter, sink)
+		in.Close()
+		if err != nil {
+			return err
+		}
+		if a, err = format.Open(base, format.WithWarn(warner(stderr))); err != nil {
+			return err
+		}
+	}
+	switch {
+	case v.json:
+		return dump.JSON(stdout, a, v.Options)
+	case v.csv:
+		return dump.CSV(stdout, a, v.Options)
+	}
+	return dump.Dump(stdout, a, v.Options)
+}
+
+// check runs the integrity checks on each archive; any warning or error
+// makes the exit status 1.
+func check(c *cli.Context, names []string, stdout io.Writer) error {
+	if len(names) == 0 {
+		return usageError{"--check needs one or more archives"}
+	}
+	bad := 0
+	for _, n := range names {
+		findings, err := format.Check(n, format.CheckOptions{NoWrap: c.Bool("w")})
+		if err != nil {
+			return err
+		}
+		if err := format.FormatFindings(stdout, findings); err != nil {
+			return err
+		}
+		if format.Flagged(findings) {
+			bad++
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("--check: %d of %d archives have problems", bad, len(names))
+	}
+	return nil
+}

@@ -1,0 +1,173 @@
+// Package toolio is the plumbing every command shares: where records come
+// from (archives named on the command line, or the pipe stream on standard
+// input) and where they go (an archive with -o, or the pipe stream on
+// standard output), with the same errors and hints in every tool.
+package toolio
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/stream"
+	"github.com/pcptools/pcptools/stream/pipe"
+)
+
+// Input is an opened set of inputs.
+type Input struct {
+	// Archives are the archives named on the command line, sorted by the
+	// start time of their labels; empty when reading standard input.
+	Archives []*format.Archive
+	// Names are the names the archives were given by, in the same order.
+	Names []string
+	// Iter yields the records of all inputs: archives concatenated in time
+	// order, or the stream read from standard input.
+	Iter    stream.Iterator
+	closers []io.Closer
+}
+
+// Close releases the inputs.
+func (in *Input) Close() error {
+	var first error
+	for _, c := range in.closers {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// ErrNoInput is returned when no archive is named and standard input is a
+// terminal.
+var ErrNoInput = errors.New("no input: name one or more archives, or pipe a stream from another pcp* tool into standard input")
+
+// OpenArchives opens archives by name, sorted by label start time.
+func OpenArchives(names []string, warn func(error)) ([]*format.Archive, []string, error) {
+	type named struct {
+		a    *format.Archive
+		name string
+	}
+	var as []named
+	for _, n := range names {
+		a, err := format.Open(n, format.WithWarn(warn))
+		if err != nil {
+			return nil, nil, err
+		}
+		as = append(as, named{a, n})
+	}
+	sort.SliceStable(as, func(i, j int) bool {
+		return as[i].a.Label().Start.Before(as[j].a.Label().Start)
+	})
+	archives := make([]*format.Archive, len(as))
+	sorted := make([]string, len(as))
+	for i, x := range as {
+		archives[i], sorted[i] = x.a, x.name
+	}
+	return archives, sorted, nil
+}
+
+// OpenInputs opens the archives named, or, with no names, the stream on
+// stdin. Several archives are concatenated in time order (stream.Concat).
+func OpenInputs(names []string, stdin *os.File, warn func(error)) (*Input, error) {
+	in := &Input{}
+	if len(names) == 0 {
+		if stdin == nil || pipe.IsTerminal(stdin) {
+			return nil, ErrNoInput
+		}
+		br := bufio.NewReaderSize(stdin, 1<<20)
+		peek, _ := br.Peek(16)
+		if !pipe.IsPipeStream(peek) {
+			if len(peek) == 0 {
+				return nil, fmt.Errorf("standard input: empty, expected a stream from another pcp* tool")
+			}
+			return nil, fmt.Errorf("standard input: not a pcp* stream (name archives as arguments instead)")
+		}
+		pr := pipe.NewReader(br)
+		pr.SetName("standard input")
+		in.Iter = pr
+		return in, nil
+	}
+	archives, sorted, err := OpenArchives(names, warn)
+	if err != nil {
+		return nil, err
+	}
+	in.Archives, in.Names = archives, sorted
+	its := make([]stream.Iterator, len(archives))
+	for i, a := range archives {
+		rit := a.Records()
+		its[i] = rit
+		in.closers = append(in.closers, rit)
+	}
+	if len(its) == 1 {
+		in.Iter = its[0]
+	} else {
+		in.Iter = stream.Concat(sorted, its...)
+	}
+	return in, nil
+}
+
+// Sink is where records go.
+type Sink interface {
+	Write(rec stream.Record) error
+	// Close completes the output.
+	Close() error
+	// Abort discards a partial output after err (an archive's temporary
+	// files are removed; a stream gets an error frame, so the next tool in
+	// the pipe fails with the same message).
+	Abort(err error)
+}
+
+// ErrTerminal is returned when the binary stream would go to a terminal.
+var ErrTerminal = errors.New("refusing to write the binary record stream to a terminal: pipe it into another pcp* tool, write an archive with -o PREFIX, or choose a readable view (-a, -m, --json, --csv)")
+
+// OpenOutput returns a Sink writing an archive at prefix, or the stream on
+// stdout when prefix is empty.
+func OpenOutput(prefix string, opts format.WriterOptions, stdout io.Writer) (Sink, error) {
+	if prefix != "" {
+		w, err := format.Create(prefix, opts)
+		if err != nil {
+			return nil, err
+		}
+		return archiveSink{w}, nil
+	}
+	if f, ok := stdout.(*os.File); stdout == nil || ok && pipe.IsTerminal(f) {
+		return nil, ErrTerminal
+	}
+	return &pipeSink{w: pipe.NewWriter(stdout)}, nil
+}
+
+type archiveSink struct{ w *format.Writer }
+
+func (s archiveSink) Write(rec stream.Record) error { return s.w.Write(rec) }
+func (s archiveSink) Close() error                  { return s.w.Close() }
+func (s archiveSink) Abort(error)                   { s.w.Abort() }
+
+type pipeSink struct{ w *pipe.Writer }
+
+func (s *pipeSink) Write(rec stream.Record) error { return s.w.Write(rec) }
+func (s *pipeSink) Close() error                  { return s.w.Close() }
+func (s *pipeSink) Abort(err error)               { _ = s.w.Fail(err) }
+
+// Copy writes every record of it to sink and completes it; on any error
+// the sink is aborted and the error returned.
+func Copy(it stream.Iterator, sink Sink) error {
+	for it.Next() {
+		if err := sink.Write(it.At()); err != nil {
+			sink.Abort(err)
+			return err
+		}
+	}
+	if err := it.Err(); err != nil {
+		sink.Abort(err)
+		return err
+	}
+	if err := sink.Close(); err != nil {
+		sink.Abort(err)
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package interop
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// faithfulFlags are the pmdumplog views a copy must reproduce exactly (the
+// index, -t, is ours to rebuild).
+var faithfulFlags = []string{"-d", "-i", "-L", "-m", "-s", "-e", "-h", "-I"}
+
+// TestCopyFaithful: a copy through `pcpcat -o` and through
+// `pcpcat | pcpcat -o` reads back identically under pmdumplog, and
+// pmlogcheck finds nothing in it that it does not find in the input.
+func TestCopyFaithful(t *testing.T) {
+	needPCP(t)
+	archives := qaArchives(t)
+	var total, good atomic.Int32
+	forEach(t, archives, func(t *testing.T, a string) {
+		total.Add(1)
+		want := dumpOf(t, a, faithfulFlags...)
+		wantCheck := map[string]bool{}
+		for _, f := range checkFindings(a) {
+			wantCheck[f] = true
+		}
+		dir := t.TempDir()
+		direct := filepath.Join(dir, "direct")
+		r := run(slow, nil, ours("pcpcat"), a, "-o", direct)
+		if r.code != 0 {
+			t.Fatalf("pcpcat %s -o: exit %d: %s", a, r.code, r.stderr)
+		}
+		piped := filepath.Join(dir, "piped")
+		r = run(slow, nil, "sh", "-c", `"$0" "$1" | "$0" -o "$2"`, ours("pcpcat"), a, piped)
+		if r.code != 0 {
+			t.Fatalf("pcpcat %s | pcpcat -o: exit %d: %s", a, r.code, r.stderr)
+		}
+		ok := true
+		for _, out := range []string{direct, piped} {
+			if d := sameDump(want, dumpOf(t, out, faithfulFlags...), a, out); d != "" {
+				ok = false
+				t.Errorf("%s: pmdumplog %v differs: %s", filepath.Base(out), faithfulFlags, d)
+			}
+			for _, f := range checkFindings(out) {
+				if !wantCheck[f] {
+					ok = false
+					t.Errorf("%s: pmlogcheck reports %q, not reported on the input", filepath.Base(out), f)
+				}
+			}
+		}
+		if ok {
+			good.Add(1)
+		}
+	})
+	t.Logf("faithful copies: %d of %d archives", good.Load(), total.Load())
+}
+
+// TestV3LikePmlogextract: `pcpcat -V 3` and `pmlogextract -V 3` give the
+// same archive under pmdumplog, wherever pmlogextract's copy is faithful.
+func TestV3LikePmlogextract(t *testing.T) {
+	needPCP(t)
+	extract := "/usr/lib/pcp/bin/pmlogextract"
+	if _, err := os.Stat(extract); err != nil {
+		t.Fatalf("pmlogextract missing: %v", err)
+	}
+	var compared, same atomic.Int32
+	forEach(t, lightArchives(t), func(t *testing.T, a string) {
+		dir := t.TempDir()
+		theirs := filepath.Join(dir, "theirs")
+		if r := run(slow, nil, extract, "-V", "3", a, theirs); r.code != 0 {
+			t.Skipf("pmlogextract -V 3 fails on this archive: %s", strings.TrimSpace(r.stderr))
+		}
+		// Only where pmlogextract's own plain copy is faithful.
+		plain := filepath.Join(dir, "plain")
+		if r := run(slow, nil, extract, a, plain); r.code != 0 {
+			t.Skip("pmlogextract cannot copy this archive")
+		}
+		if d := sameDump(dumpOf(t, a, faithfulFlags...), dumpOf(t, plain, faithfulFlags...), a, plain); d != "" {
+			t.Skip("pmlogextract's copy is not faithful here")
+		}
+		mine := filepath.Join(dir, "mine")
+		if r := run(slow, nil, ours("pcpcat"), "-V", "3", a, "-o", mine); r.code != 0 {
+			t.Fatalf("pcpcat -V 3: exit %d: %s", r.code, r.stderr)
+		}
+		compared.Add(1)
+		if d := sameDump(dumpOf(t, theirs, faithfulFlags...), dumpOf(t, mine, faithfulFlags...), theirs, mine); d != "" {
+			t.Errorf("pcpcat -V 3 differs from pmlogextract -V 3: %s", d)
+			return
+		}
+		same.Add(1)
+	})
+	t.Logf("-V 3 identical to pmlogextract: %d of %d compared", same.Load(), compared.Load())
+}

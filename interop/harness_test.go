@@ -1,0 +1,260 @@
+// Package interop checks our tools against PCP's own on PCP's QA archives:
+// what we write must read back identically under pmdumplog and pass
+// pmlogcheck, and our dumps must equal pmdumplog's.
+package interop
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+const (
+	qaDir  = "/var/lib/pcp/testsuite/archives"
+	badDir = "/var/lib/pcp/testsuite/badarchives"
+)
+
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "pcptools-interop-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	cmd := exec.Command("go", "build", "-o", dir+"/", "../cmd/...")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the tools:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// needPCP skips when PCP or its QA archives are missing, except in CI.
+func needPCP(t *testing.T) {
+	t.Helper()
+	for _, p := range []string{qaDir, "/usr/bin/pmdumplog", "/usr/bin/pmlogcheck"} {
+		if _, err := os.Stat(p); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("PCP is required in CI and is missing: %v", err)
+			}
+			t.Skipf("PCP not installed: %v", err)
+		}
+	}
+}
+
+var metaSuffix = regexp.MustCompile(`\.meta(\.(xz|lzma|bz2|bz|gz|Z|z|zst))?$`)
+
+// heavy are the QA archives whose xz volumes hold hundreds of MB: pmdumplog
+// needs minutes for each view of them on a 2-core machine. The copy test
+// always covers them; the view and -V 3 tests only with PCPTOOLS_QA_FULL=1,
+// to keep CI within its time.
+var heavy = map[string]bool{"pcp-pidstat-process-args": true, "20180416.10.00": true}
+
+// lightArchives returns qaArchives without the heavy ones, unless
+// PCPTOOLS_QA_FULL is set.
+func lightArchives(t *testing.T) []string {
+	all := qaArchives(t)
+	if os.Getenv("PCPTOOLS_QA_FULL") != "" {
+		return all
+	}
+	var out []string
+	for _, a := range all {
+		if !heavy[filepath.Base(a)] {
+			out = append(out, a)
+		}
+	}
+	t.Logf("%d heavy archives left out (PCPTOOLS_QA_FULL=1 includes them)", len(all)-len(out))
+	return out
+}
+
+// qaArchives returns the base names of PCP's QA archives.
+func qaArchives(t *testing.T) []string {
+	t.Helper()
+	ents, err := os.ReadDir(qaDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if metaSuffix.MatchString(e.Name()) {
+			out = append(out, filepath.Join(qaDir, metaSuffix.ReplaceAllString(e.Name(), "")))
+		}
+	}
+	sort.Strings(out)
+	if len(out) < 150 {
+		t.Fatalf("only %d QA archives in %s", len(out), qaDir)
+	}
+	return out
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+	timedOut       bool
+}
+
+// run runs a command with a deadline and TZ=UTC, returning its output.
+func run(timeout time.Duration, stdin []byte, name string, args ...string) result {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), "TZ=UTC")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	if ctx.Err() != nil {
+		r.timedOut = true
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		r.code = -1
+		r.stderr += err.Error()
+	}
+	return r
+}
+
+func ours(name string) string { return filepath.Join(binDir, name) }
+
+// forEach runs f for every item as parallel subtests (go test's -parallel
+// bounds how many run at once; the Makefile raises it, as the work is
+// mostly waiting for PCP's tools).
+func forEach(t *testing.T, items []string, f func(t *testing.T, item string)) {
+	t.Helper()
+	t.Run("all", func(t *testing.T) {
+		for _, it := range items {
+			it := it
+			t.Run(filepath.Base(it), func(t *testing.T) {
+				t.Parallel()
+				f(t, it)
+			})
+		}
+	})
+}
+
+var pidLine = regexp.MustCompile(`^PID for pmlogger: `)
+
+// slow is the deadline for one run of a tool on one archive: the largest QA
+// archives (hundreds of MB of xz) take minutes on a loaded 2-core machine.
+const slow = 15 * time.Minute
+
+// dumpOf runs pmdumplog with args on an archive and returns the file its
+// output went to (stderr appended).
+func dumpOf(t *testing.T, archive string, args ...string) string {
+	t.Helper()
+	f, _, stderr := outputOf(t, "pmdumplog", append(args, archive)...)
+	if stderr != "" {
+		// What pmdumplog says about damage is part of what must agree.
+		af, err := os.OpenFile(f, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprint(af, stderr)
+		af.Close()
+	}
+	return f
+}
+
+// outputOf runs a tool with TZ=UTC, writing its standard output to a file
+// (the largest archives dump to gigabytes, too much to hold), and returns
+// the file, the exit status and standard error.
+func outputOf(t *testing.T, bin string, args ...string) (string, int, string) {
+	t.Helper()
+	out, err := os.CreateTemp(t.TempDir(), "out-*.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), slow)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "TZ=UTC")
+	cmd.Stdout = out
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	err = cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%s %v did not finish in %v", bin, args, slow)
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s: %v", bin, err)
+	}
+	return out.Name(), code, errb.String()
+}
+
+// sameDump compares two dump files line by line, ignoring the pmlogger PID
+// line and replacing gotName by wantName in got; it returns "" when they
+// are the same, or where they first differ.
+func sameDump(want, got, wantName, gotName string) string {
+	wf, err := os.Open(want)
+	if err != nil {
+		return err.Error()
+	}
+	defer wf.Close()
+	gf, err := os.Open(got)
+	if err != nil {
+		return err.Error()
+	}
+	defer gf.Close()
+	ws, gs := bufio.NewScanner(wf), bufio.NewScanner(gf)
+	ws.Buffer(make([]byte, 1<<20), 1<<26)
+	gs.Buffer(make([]byte, 1<<20), 1<<26)
+	next := func(s *bufio.Scanner) (string, bool) {
+		for s.Scan() {
+			l := s.Text()
+			if !pidLine.MatchString(l) {
+				return l, true
+			}
+		}
+		return "", false
+	}
+	for line := 1; ; line++ {
+		w, wok := next(ws)
+		g, gok := next(gs)
+		if gotName != "" {
+			g = strings.ReplaceAll(g, gotName, wantName)
+		}
+		if !wok && !gok {
+			return ""
+		}
+		if w != g || wok != gok {
+			return fmt.Sprintf("line %d:\n  want %q\n  got  %q", line, w, g)
+		}
+	}
+}
+
+// checkFindings runs pmlogcheck and returns its report with file names
+// and the archive's own name normalised away, one finding per line.
+func checkFindings(archive string) []string {
+	r := run(slow, nil, "pmlogcheck", archive)
+	text := strings.ReplaceAll(r.stdout+r.stderr, archive, "ARCHIVE")
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}

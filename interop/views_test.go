@@ -1,0 +1,51 @@
+package interop
+
+import (
+	"strings"
+	"sync"
+	"testing"
+)
+
+// views are the pmdumplog views pcpcat must print identically.
+var views = [][]string{
+	{"-a"}, {"-d"}, {"-i"}, {"-I"}, {"-L"}, {"-l"}, {"-t"}, {"-e"}, {"-h"}, {"-m"}, {"-s"},
+	{"-x"}, {"-xx"}, {"-xxx"}, {"-z"}, {"-Z", "EST-10"}, {"-a", "-e", "-h", "-I"},
+}
+
+// TestViewsLikePmdumplog: `pcpcat VIEW A` prints what `pmdumplog VIEW A`
+// prints, for every view and every QA archive.
+func TestViewsLikePmdumplog(t *testing.T) {
+	needPCP(t)
+	var mu sync.Mutex
+	pass := map[string]int{}
+	total := map[string]int{}
+	forEach(t, lightArchives(t), func(t *testing.T, a string) {
+		for _, v := range views {
+			key := strings.Join(v, " ")
+			args := append(append([]string{}, v...), a)
+			want, wcode, werr := outputOf(t, "pmdumplog", args...)
+			got, gcode, gerr := outputOf(t, ours("pcpcat"), args...)
+			mu.Lock()
+			total[key]++
+			mu.Unlock()
+			if wcode != 0 {
+				// pmdumplog fails on this archive: we must fail too, or warn.
+				if gcode == 0 && gerr == "" {
+					t.Errorf("pcpcat %s: pmdumplog fails (%s) but we say nothing", key, strings.TrimSpace(werr))
+				}
+				continue
+			}
+			if d := sameDump(want, got, "", ""); d != "" {
+				t.Errorf("pcpcat %s differs from pmdumplog: %s", key, d)
+				continue
+			}
+			mu.Lock()
+			pass[key]++
+			mu.Unlock()
+		}
+	})
+	for _, v := range views {
+		k := strings.Join(v, " ")
+		t.Logf("view %-16s identical on %d of %d archives", k, pass[k], total[k])
+	}
+}
