@@ -3,13 +3,15 @@ module github.com/pcptools/pcptools
 go 1.26.8
 
 require (
+	github.com/klauspost/compress v1.20.3
+	github.com/rogpeppe/go-internal v1.16.0
+	github.com/ulikunitz/xz v0.5.17
+	github.com/urfave/cli/v2 v2.27.7
+)
+
+require (
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
-	github.com/expr-lang/expr v1.17.8 // indirect
-	github.com/klauspost/compress v1.20.3 // indirect
-	github.com/rogpeppe/go-internal v1.16.0 // indirect
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
-	github.com/ulikunitz/xz v0.5.17 // indirect
-	github.com/urfave/cli/v2 v2.27.7 // indirect
 	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
 	golang.org/x/sys v0.26.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
