@@ -234,25 +234,13 @@ func resolveBase(name string) (string, error) {
 	n, _ := compress.SplitSuffix(name)
 	if i := strings.LastIndexByte(n, '.'); i > 0 {
 		ext := n[i+1:]
-		if ext == "meta" || ext == "index" || rdDigits(ext) {
+		if ext == "meta" || ext == "index" || isDigits(ext) {
 			if b := n[:i]; hasMeta(b) {
 				return b, nil
 			}
 		}
 	}
 	return "", fmt.Errorf("%s: not a PCP archive file (no matching .meta file)", name)
-}
-
-func rdDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // rdCandidate is one file found for a role; plain files beat compressed
@@ -308,7 +296,7 @@ func openBase(base string, o *readerOptions) (*Archive, error) {
 			choose("the metadata file", &meta, c)
 		case rest == "index":
 			choose("the index", &index, c)
-		case rdDigits(rest):
+		case isDigits(rest):
 			v, err := strconv.Atoi(rest)
 			if err != nil || v > math.MaxInt32 {
 				a.warnf(fmt.Errorf("%s: volume number out of range, file ignored", c.path))

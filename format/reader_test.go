@@ -436,7 +436,7 @@ func TestBadArchives(t *testing.T) {
 	}
 	for _, e := range ents {
 		n, _ := compress.SplitSuffix(e.Name())
-		if i := strings.LastIndexByte(n, '.'); i > 0 && (n[i+1:] == "meta" || n[i+1:] == "index" || rdDigits(n[i+1:])) && listed[n[:i]] {
+		if i := strings.LastIndexByte(n, '.'); i > 0 && (n[i+1:] == "meta" || n[i+1:] == "index" || isDigits(n[i+1:])) && listed[n[:i]] {
 			continue
 		}
 		if !listed[e.Name()] {
