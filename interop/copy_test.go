@@ -80,6 +80,13 @@ func TestV3LikePmlogextract(t *testing.T) {
 		if d := sameDump(dumpOf(t, a, faithfulFlags...), dumpOf(t, plain, faithfulFlags...), a, plain); d != "" {
 			t.Skip("pmlogextract's copy is not faithful here")
 		}
+		// On a few archives (mirage-3, pcp-atop-boot, 20180102, 20201109)
+		// pmlogextract 6.0.3 writes v3 deltas over unsorted instance lists
+		// that pmdumplog cannot read back (it aborts in malloc or
+		// segfaults): that copy is not faithful either.
+		if _, code, stderr := outputOf(t, "pmdumplog", "-a", "-I", theirs); code != 0 {
+			t.Skipf("pmdumplog cannot read pmlogextract's -V 3 output (exit %d %s)", code, strings.TrimSpace(stderr))
+		}
 		mine := filepath.Join(dir, "mine")
 		if r := run(slow, nil, ours("pcpcat"), "-V", "3", a, "-o", mine); r.code != 0 {
 			t.Fatalf("pcpcat -V 3: exit %d: %s", r.code, r.stderr)
