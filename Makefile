@@ -16,7 +16,7 @@ SHELL := bash
 GO ?= go
 # go test's own limit: a hung test fails with a goroutine dump instead of
 # running into CI's wall clock limit.
-TEST_TIMEOUT ?= 20m
+TEST_TIMEOUT ?= 60m
 GOTESTFLAGS ?= -parallel 4
 FUZZTIME ?= 30s
 BENCHFLAGS ?=
