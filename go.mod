@@ -3,6 +3,7 @@ module github.com/pcptools/pcptools
 go 1.26.8
 
 require (
+	github.com/expr-lang/expr v1.17.8
 	github.com/klauspost/compress v1.20.3
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/ulikunitz/xz v0.5.17

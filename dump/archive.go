@@ -2,9 +2,6 @@ package dump
 
 import (
 	"io"
-	"runtime"
-	"sync"
-	"weak"
 
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/stream"
@@ -21,31 +18,7 @@ type archiveSource struct {
 	fileSizer
 }
 
-// endCache remembers the end time of the archives dumped, for as long as
-// the *format.Archive lives (the Archive caches its metadata and index
-// the same way).
-var endCache sync.Map // weak.Pointer[format.Archive] -> archiveEndTime
-
-type archiveEndTime struct {
-	t  stream.Timestamp
-	ok bool
-}
-
-func (s *archiveSource) cachedEnd() (stream.Timestamp, bool, bool) {
-	v, hit := endCache.Load(weak.Make(s.a))
-	if !hit {
-		return stream.Timestamp{}, false, false
-	}
-	e := v.(archiveEndTime)
-	return e.t, e.ok, true
-}
-
-func (s *archiveSource) cacheEnd(t stream.Timestamp, ok bool) {
-	key := weak.Make(s.a)
-	if _, loaded := endCache.LoadOrStore(key, archiveEndTime{t, ok}); !loaded {
-		runtime.AddCleanup(s.a, func(k weak.Pointer[format.Archive]) { endCache.Delete(k) }, key)
-	}
-}
+func (s *archiveSource) end() (stream.Timestamp, bool, error) { return s.a.End() }
 
 func newArchiveSource(a *format.Archive) archive {
 	return &archiveSource{a: a, fileSizer: fileSizer{base: a.Base()}}

@@ -116,10 +116,9 @@ type archive interface {
 	// records iterates the archive's records from the first with a time
 	// at or after from (all of them when from is nil).
 	records(from *stream.Timestamp) stream.CloserIterator
-	// cachedEnd and cacheEnd remember the archive's end time (hit is
-	// false when nothing is remembered).
-	cachedEnd() (t stream.Timestamp, ok, hit bool)
-	cacheEnd(t stream.Timestamp, ok bool)
+	// end is the time of the archive's last data record (ok false when
+	// it has none).
+	end() (t stream.Timestamp, ok bool, err error)
 	// fileSize reports the size of a physical file of the archive by
 	// suffix ("meta", "0", "1", ...), as stat(2) on "<base>.<suffix>"
 	// would: a compressed file does not count.

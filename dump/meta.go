@@ -1,6 +1,8 @@
 package dump
 
 import (
+	"github.com/pcptools/pcptools/internal/pcphash"
+
 	"fmt"
 	"sort"
 
@@ -16,14 +18,14 @@ type pcpMeta struct {
 	label   stream.Label
 	version int
 
-	descs  pcpHash[*stream.Desc] // hashpmid, first descriptor of a PMID wins
+	descs  pcphash.Hash[*stream.Desc] // hashpmid, first descriptor of a PMID wins
 	byPMID map[stream.PMID]*stream.Desc
 	ns     *nameSpace
 
-	indoms   pcpHash[*indomList] // hashindom
+	indoms   pcphash.Hash[*indomList] // hashindom
 	indomsBy map[stream.InDomID]*indomList
 
-	labels pcpHash[*pcpHash[*labelVersion]] // type -> ident -> versions, newest first
+	labels pcphash.Hash[*pcphash.Hash[*labelVersion]] // type -> ident -> versions, newest first
 	texts  map[textKey]string
 
 	// descErr is set when two descriptors of one PMID disagree: libpcp
@@ -83,7 +85,7 @@ func newPCPMeta(m *format.Metadata) *pcpMeta {
 			}
 		} else {
 			pm.byPMID[d.PMID] = d
-			pm.descs.add(uint32(d.PMID), d)
+			pm.descs.Add(uint32(d.PMID), d)
 		}
 		for _, n := range d.Names {
 			pm.ns.add(d.PMID, n)
@@ -128,7 +130,7 @@ func (pm *pcpMeta) addInDom(r *stream.InDom) {
 	if l == nil {
 		l = &indomList{id: r.InDom, head: v}
 		pm.indomsBy[r.InDom] = l
-		pm.indoms.add(uint32(r.InDom), l)
+		pm.indoms.Add(uint32(r.InDom), l)
 		return
 	}
 	var prev, cur *indomVersion
@@ -351,28 +353,28 @@ func (pm *pcpMeta) addLabelSet(r *stream.LabelSet) {
 		ident = uint32(stream.PMIDNull)
 	}
 	v := &labelVersion{stamp: r.T, typ: r.Type, sets: r.Sets}
-	th := pm.labels.search(typ)
-	var idn *hashNode[*labelVersion]
+	th := pm.labels.Search(typ)
+	var idn *pcphash.Node[*labelVersion]
 	if th != nil {
-		idn = th.data.search(ident)
+		idn = th.Data.Search(ident)
 	}
-	if idn == nil || len(idn.data.sets) == 0 {
+	if idn == nil || len(idn.Data.sets) == 0 {
 		if th == nil {
-			th = pm.labels.add(typ, &pcpHash[*labelVersion]{})
+			th = pm.labels.Add(typ, &pcphash.Hash[*labelVersion]{})
 		}
-		th.data.add(ident, v)
+		th.Data.Add(ident, v)
 		return
 	}
 	var prev *labelVersion
-	for cur := idn.data; cur != nil; cur = cur.next {
+	for cur := idn.Data; cur != nil; cur = cur.next {
 		if cur.stamp.Compare(v.stamp) < 0 {
 			break
 		}
 		prev = cur
 	}
 	if prev == nil {
-		v.next = idn.data
-		idn.data = v
+		v.next = idn.Data
+		idn.Data = v
 	} else {
 		v.next = prev.next
 		prev.next = v
@@ -383,10 +385,10 @@ func (pm *pcpMeta) addLabelSet(r *stream.LabelSet) {
 // also in the version just before it in time, and versions left empty
 // (except the oldest), as libpcp does once the metadata is loaded.
 func (pm *pcpMeta) dropDuplicateLabels() {
-	pm.labels.walk(func(tn *hashNode[*pcpHash[*labelVersion]]) {
-		tn.data.walk(func(n *hashNode[*labelVersion]) {
+	pm.labels.Walk(func(tn *pcphash.Node[*pcphash.Hash[*labelVersion]]) {
+		tn.Data.Walk(func(n *pcphash.Node[*labelVersion]) {
 			var prev *labelVersion
-			for v := n.data; v != nil; {
+			for v := n.Data; v != nil; {
 				older := v.next
 				if older == nil {
 					break
@@ -409,7 +411,7 @@ func (pm *pcpMeta) dropDuplicateLabels() {
 					if prev != nil {
 						prev.next = older
 					} else {
-						n.data = older
+						n.Data = older
 					}
 				} else {
 					prev = v

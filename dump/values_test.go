@@ -118,24 +118,6 @@ func TestErrStr(t *testing.T) {
 	}
 }
 
-func TestPCPHashGrowth(t *testing.T) {
-	var h pcpHash[int]
-	for i := 0; i < 100; i++ {
-		h.add(uint32(i*7), i)
-	}
-	// 1 bucket; whenever nodes pass four per bucket the count doubles,
-	// gains 2 unless a multiple of 3 and 2 more unless then a multiple
-	// of 5: 1 -> 6 -> 14 -> 30.
-	if len(h.buckets) != 30 {
-		t.Errorf("%d buckets", len(h.buckets))
-	}
-	n := 0
-	h.walk(func(*hashNode[int]) { n++ })
-	if n != 100 || h.search(7*99) == nil || h.search(5) != nil {
-		t.Errorf("walk %d nodes", n)
-	}
-}
-
 // TestRecordPathAllocs checks that printing a record allocates nothing
 // once its metrics have been seen.
 func TestRecordPathAllocs(t *testing.T) {

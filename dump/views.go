@@ -1,6 +1,8 @@
 package dump
 
 import (
+	"github.com/pcptools/pcptools/internal/pcphash"
+
 	"sort"
 	"strconv"
 
@@ -94,56 +96,16 @@ func appendFeatureBits(dst []byte, f uint32) []byte {
 }
 
 // archiveEnd finds the time of the archive's last record, as libpcp's
-// __pmGetArchiveEnd does by reading backwards from the end of the last
-// volume. Reading starts at the last index entry when there is one. The
-// answer is remembered per archive: finding it may mean decompressing the
-// whole last volume.
+// __pmGetArchiveEnd does (format.Archive.End, which remembers it).
 func (d *dumper) archiveEnd() (stream.Timestamp, bool, error) {
-	if t, ok, hit := d.a.cachedEnd(); hit {
-		return t, ok, nil
-	}
-	t, ok, err := d.findArchiveEnd()
-	if err == nil {
-		d.a.cacheEnd(t, ok)
-	}
-	return t, ok, err
-}
-
-func (d *dumper) findArchiveEnd() (stream.Timestamp, bool, error) {
-	idx, _ := d.a.index()
-	try := func(from *stream.Timestamp) (stream.Timestamp, bool, error) {
-		it := d.a.records(from)
-		defer it.Close()
-		var last stream.Timestamp
-		found := false
-		for it.Next() {
-			switch r := it.At().(type) {
-			case *stream.Result, *stream.Mark:
-				last = r.Time()
-				found = true
-			}
-		}
-		return last, found, it.Err()
-	}
-	if n := len(idx); n > 0 {
-		from := idx[n-1].T
-		if t, ok, err := try(&from); err == nil && ok {
-			return t, true, nil
-		}
-	}
-	t, ok, err := try(nil)
-	if err != nil && ok {
-		// A damaged record ends the archive for libpcp as well.
-		return t, true, nil
-	}
-	return t, ok, err
+	return d.a.end()
 }
 
 // dumpDescs prints the descriptors (-d) in libpcp's hash table order.
 func (d *dumper) dumpDescs() {
 	d.b = append(d.b, "\nDescriptions for Metrics in the Log ...\n"...)
-	d.meta.descs.walk(func(n *hashNode[*stream.Desc]) {
-		desc := n.data
+	d.meta.descs.Walk(func(n *pcphash.Node[*stream.Desc]) {
+		desc := n.Data
 		b := append(d.b, "PMID: "...)
 		b = appendPMID(b, desc.PMID)
 		b = append(b, " ("...)
@@ -341,9 +303,9 @@ func (d *dumper) dumpLabelSets() {
 		// distinct timestamps an archive can hold.
 		var this stream.Timestamp
 		found := false
-		d.meta.labels.walk(func(tn *hashNode[*pcpHash[*labelVersion]]) {
-			tn.data.walk(func(n *hashNode[*labelVersion]) {
-				for v := n.data; v != nil; v = v.next {
+		d.meta.labels.Walk(func(tn *pcphash.Node[*pcphash.Hash[*labelVersion]]) {
+			tn.Data.Walk(func(n *pcphash.Node[*labelVersion]) {
+				for v := n.Data; v != nil; v = v.next {
 					if !v.stamp.After(prev) {
 						break
 					}
@@ -359,16 +321,16 @@ func (d *dumper) dumpLabelSets() {
 		d.b = d.appendStamp(d.b, this)
 		d.b = append(d.b, '\n')
 		for _, typ := range order {
-			tn := d.meta.labels.search(typ)
+			tn := d.meta.labels.Search(typ)
 			if tn == nil {
 				continue
 			}
-			for _, n := range labelNodesInOrder(typ, tn.data) {
-				for v := n.data; v != nil; v = v.next {
+			for _, n := range labelNodesInOrder(typ, tn.Data) {
+				for v := n.Data; v != nil; v = v.next {
 					if v.stamp != this {
 						continue
 					}
-					d.b = appendLabelSets(d.b, n.key, typ, v.sets)
+					d.b = appendLabelSets(d.b, n.Key, typ, v.sets)
 				}
 			}
 			d.maybeFlush()
@@ -382,27 +344,19 @@ func (d *dumper) dumpLabelSets() {
 // visits them: context labels along their one hash chain, the others by
 // increasing identifier (a later node with an identifier already visited
 // is skipped, as pmdumplog's "next larger" search does).
-func labelNodesInOrder(typ uint32, h *pcpHash[*labelVersion]) []*hashNode[*labelVersion] {
-	var out []*hashNode[*labelVersion]
+func labelNodesInOrder(typ uint32, h *pcphash.Hash[*labelVersion]) []*pcphash.Node[*labelVersion] {
+	var out []*pcphash.Node[*labelVersion]
 	if typ == stream.LabelContext {
-		for _, n := range h.buckets {
-			if n != nil {
-				for ; n != nil; n = n.next {
-					out = append(out, n)
-				}
-				break
-			}
-		}
-		return out
+		return h.FirstChain()
 	}
-	var prev *hashNode[*labelVersion]
+	var prev *pcphash.Node[*labelVersion]
 	for {
-		var this *hashNode[*labelVersion]
-		h.walk(func(n *hashNode[*labelVersion]) {
-			if prev != nil && n.key <= prev.key {
+		var this *pcphash.Node[*labelVersion]
+		h.Walk(func(n *pcphash.Node[*labelVersion]) {
+			if prev != nil && n.Key <= prev.Key {
 				return
 			}
-			if this == nil || n.key < this.key {
+			if this == nil || n.Key < this.Key {
 				this = n
 			}
 		})
@@ -593,8 +547,8 @@ func (d *dumper) dumpDiskInDoms(m *format.Metadata) {
 // resolved, domains in hash table order, versions oldest first.
 func (d *dumper) dumpInDoms() {
 	d.b = append(d.b, "\nInstance Domains in the Log ...\n"...)
-	d.meta.indoms.walk(func(n *hashNode[*indomList]) {
-		l := n.data
+	d.meta.indoms.Walk(func(n *pcphash.Node[*indomList]) {
+		l := n.Data
 		b := append(d.b, "InDom: "...)
 		b = appendInDom(b, l.id)
 		b = append(b, '\n')

@@ -61,6 +61,15 @@ type WriterOptions struct {
 	// emits at each volume after the first), so that a copy keeps the
 	// input's volumes.
 	KeepVolumes bool
+	// DeltaInDoms applies PCP's delta rule (see deltaInDom) to full v3
+	// instance domain records too, not only to v2 records written to a v3
+	// archive: pmlogextract and pmlogrewrite re-encode every instance
+	// domain they write this way, while a copy keeps the records as given.
+	DeltaInDoms bool
+	// IndexRepeats lets two temporal index entries share a timestamp, as
+	// pmlogextract's do (it means to skip the second but forgets the first
+	// between records); by default a timestamp gets one entry.
+	IndexRepeats bool
 	// Zstd writes data volumes as seekable zstd (.N.zst).
 	Zstd bool
 	// Overwrite allows replacing an existing archive of the same name.

@@ -76,6 +76,10 @@ type Archive struct {
 	metaMu   sync.Mutex
 	meta     *Metadata
 	metaErr  error
+	endOnce  sync.Once
+	end      stream.Timestamp
+	endOK    bool
+	endErr   error
 	indexMu  sync.Mutex
 	index    []IndexEntry
 	indexOK  bool // index loaded and consistent enough to seek with

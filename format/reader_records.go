@@ -13,8 +13,23 @@ import (
 type RecordsOption func(*recordsOptions)
 
 type recordsOptions struct {
-	from    stream.Timestamp
-	hasFrom bool
+	from     stream.Timestamp
+	hasFrom  bool
+	dataOnly bool
+	metaOnly bool
+}
+
+// DataOnly makes Records leave out the metadata: the label, then results
+// and marks only. Tools that loaded the metadata already (Meta,
+// MetaRecords) read the volumes without reading the .meta file again.
+func DataOnly() RecordsOption {
+	return func(o *recordsOptions) { o.dataOnly = true }
+}
+
+// MetaOnly makes Records leave out the data: the label, then the .meta
+// records in file order, with the times Records gives them.
+func MetaOnly() RecordsOption {
+	return func(o *recordsOptions) { o.metaOnly = true }
 }
 
 // From makes Records skip the data records (results and marks) before t.
@@ -210,16 +225,15 @@ func (it *archiveIter) advance() {
 // data from the index.
 func (it *archiveIter) start() error {
 	a := it.a
-	f, err := openFile(a.metaPath)
-	if err != nil {
+	if it.opt.metaOnly {
+		it.dataDone = true
+	}
+	if it.opt.dataOnly {
+		it.metaDone = true
+	} else if err := it.openMeta(); err != nil {
 		return err
 	}
-	it.mf = f
-	if _, err := readLabel(f, a.metaPath, -1); err != nil {
-		return err
-	}
-	it.mr.reset(f, a.metaPath, int64(LabelSize(it.version)), metaBufSize, f.Size())
-	if it.opt.hasFrom {
+	if it.opt.hasFrom && !it.opt.metaOnly {
 		if e, ok := a.seekEntry(it.opt.from); ok {
 			for i, v := range a.vols {
 				if v.num == int(e.Vol) {
@@ -232,6 +246,20 @@ func (it *archiveIter) start() error {
 	if len(a.vols) == 0 {
 		it.dataDone = true
 	}
+	return nil
+}
+
+func (it *archiveIter) openMeta() error {
+	a := it.a
+	f, err := openFile(a.metaPath)
+	if err != nil {
+		return err
+	}
+	it.mf = f
+	if _, err := readLabel(f, a.metaPath, -1); err != nil {
+		return err
+	}
+	it.mr.reset(f, a.metaPath, int64(LabelSize(it.version)), metaBufSize, f.Size())
 	return nil
 }
 

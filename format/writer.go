@@ -538,7 +538,7 @@ func (w *Writer) writeInDom(d *stream.InDom) error {
 		return nil
 	}
 	var delta *stream.InDom
-	if w.version == 3 && d.Encoding == stream.InDomV2 && prev != nil && prevT.Before(d.T) {
+	if w.version == 3 && (d.Encoding == stream.InDomV2 || w.opts.DeltaInDoms && d.Encoding == stream.InDomFull) && prev != nil && prevT.Before(d.T) {
 		delta = deltaInDom(prev, d)
 	}
 	set, err := w.indoms.Apply(d)
@@ -825,7 +825,7 @@ func (w *Writer) writeData(t stream.Timestamp, r *stream.Result) error {
 	// The temporal index, as pmlogextract's writerlist decides it.
 	ot := w.outT(t)
 	need := w.indomSince || before == int64(LabelSize(w.version)) || w.vol.off > w.flushAt
-	if need && w.haveIdx && w.lastIdxT.Compare(ot) >= 0 {
+	if need && w.haveIdx && !w.opts.IndexRepeats && w.lastIdxT.Compare(ot) >= 0 {
 		need = false
 	}
 	if need {

@@ -38,6 +38,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building the tools:", err)
 		os.Exit(1)
 	}
+	// pcpextract and pcprewrite take PCP's command lines under PCP's names.
+	for _, l := range [][2]string{{"pcpextract", "pmlogextract"}, {"pcprewrite", "pmlogrewrite"}} {
+		if err := os.Symlink(l[0], filepath.Join(dir, l[1])); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

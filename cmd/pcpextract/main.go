@@ -1,0 +1,406 @@
+// Command pcpextract merges, windows and selects PCP archives of one host
+// (what pmlogextract does), streaming, in bounded memory, with no limit on
+// the number of inputs; and merges whole multi-host folios, one host per
+// core. Invoked as pmlogextract (a symlink), it takes pmlogextract's
+// command line: options, inputs, and the output last.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pcptools/pcptools/extract"
+	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/toolio"
+	"github.com/pcptools/pcptools/pcptime"
+	"github.com/pcptools/pcptools/stream"
+	"github.com/pcptools/pcptools/stream/pipe"
+)
+
+func main() {
+	stop := toolio.ProfileFromEnv()
+	code := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const (
+	exitOK       = 0
+	exitFailed   = 1
+	exitUsage    = 2
+	exitInternal = 3
+)
+
+var valued = map[string]bool{"o": true, "output": true, "c": true, "config": true, "S": true, "start": true,
+	"T": true, "finish": true, "s": true, "samples": true, "v": true, "volsamples": true, "V": true,
+	"outputversion": true, "Z": true, "timezone": true, "folio": true, "j": true, "jobs": true}
+
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// compat is true when invoked as pmlogextract.
+func compatName(arg0 string) bool {
+	return strings.TrimSuffix(filepath.Base(arg0), ".exe") == "pmlogextract"
+}
+
+func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
+	prog := "pcpextract"
+	compat := len(args) > 0 && compatName(args[0])
+	if compat {
+		prog = "pmlogextract"
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "%s: internal error: %v (please report this with the input that caused it)\n", prog, r)
+			status = exitInternal
+		}
+	}()
+	cli.HelpFlag = &cli.BoolFlag{Name: "help", Aliases: []string{"?"}, Usage: "show help"}
+	usage := "pcpextract [options] [archive ...] [-o OUT]\n   pcpcat A | pcpextract -S @10:00 -T @11:00 -o OUT\n   pcpextract --folio F ... -o DIR     (or directories of per-host archives)"
+	if compat {
+		usage = "pmlogextract [-dfmwxz] [-c configfile] [-S start] [-s samples] [-T finish] [-V version] [-v volsamples] [-Z tz] input [...] output"
+	}
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "c", Aliases: []string{"config"}, Usage: "extract only the metrics (and instances) listed in `FILE`"},
+		&cli.BoolFlag{Name: "d", Aliases: []string{"desperate"}, Usage: "keep the output written so far when something fails"},
+		&cli.BoolFlag{Name: "f", Aliases: []string{"first"}, Usage: "take the output timezone from the first input, not the last"},
+		&cli.BoolFlag{Name: "m", Aliases: []string{"mark"}, Usage: "always put a <mark> between inputs"},
+		&cli.StringFlag{Name: "S", Aliases: []string{"start"}, Usage: "start of the time window (PCP time syntax)"},
+		&cli.StringFlag{Name: "T", Aliases: []string{"finish"}, Usage: "end of the time window (PCP time syntax)"},
+		&cli.IntFlag{Name: "s", Aliases: []string{"samples"}, Usage: "stop after `N` records"},
+		&cli.StringFlag{Name: "v", Aliases: []string{"volsamples"}, Usage: "start a new volume every `N` records, or before a size such as 100MiB"},
+		&cli.IntFlag{Name: "V", Aliases: []string{"outputversion"}, Usage: "output archive `version` (2 or 3; default: the highest input version)"},
+		&cli.BoolFlag{Name: "w", Usage: "repeat the -S..-T window (within one day) every day"},
+		&cli.BoolFlag{Name: "x", Usage: "leave out metrics whose metadata differs between inputs, with a warning, instead of failing"},
+		&cli.BoolFlag{Name: "z", Usage: "read -S and -T in the archive's timezone"},
+		&cli.StringFlag{Name: "Z", Aliases: []string{"timezone"}, Usage: "read -S and -T in timezone `TZ`"},
+		&cli.StringFlag{Name: "D", Usage: "PCP debug flags (accepted and ignored)", Hidden: true},
+	}
+	if !compat {
+		flags = append(flags,
+			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "write an archive with base name `PREFIX` (or, with --folio, into directory DIR)"},
+			&cli.BoolFlag{Name: "folio", Usage: "the arguments are archive folios or directories of archives of several hosts: merge each host's archives into OUT/<host>/"},
+			&cli.IntFlag{Name: "j", Aliases: []string{"jobs"}, Usage: "with --folio, merge at most `N` hosts at once (default: the number of CPUs)"},
+			&cli.BoolFlag{Name: "zstd", Usage: "write data volumes as seekable zstd (.N.zst; PCP reads them from 6.3.2)"},
+		)
+	}
+	app := &cli.App{
+		Name:                   prog,
+		Usage:                  "merge, window and select PCP archives (pmlogextract)",
+		UsageText:              usage,
+		HideVersion:            true,
+		HideHelpCommand:        true,
+		UseShortOptionHandling: true,
+		Reader:                 stdin,
+		Writer:                 stdout,
+		ErrWriter:              stderr,
+		Flags:                  flags,
+		Action: func(c *cli.Context) error {
+			return action(c, prog, compat, stdin, stdout, stderr)
+		},
+	}
+	if err := app.Run(toolio.Permute(args, valued)); err != nil {
+		var ue usageError
+		if errors.As(err, &ue) || strings.Contains(err.Error(), "flag provided but not defined") || strings.Contains(err.Error(), "invalid value") {
+			fmt.Fprintf(stderr, "%s: %v\nTry '%s --help'.\n", prog, err, prog)
+			return exitUsage
+		}
+		var fe folioFailed
+		if errors.As(err, &fe) {
+			return exitFailed
+		}
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// job is one merge: inputs to an output.
+type job struct {
+	inputs []string
+	out    string // "" for the stream on stdout
+	stdin  *os.File
+	stdout io.Writer
+}
+
+// settings are the parsed options shared by every job.
+type settings struct {
+	prog     string
+	compat   bool
+	config   []extract.MetricSpec
+	cfgName  string
+	start    string
+	finish   string
+	zone     bool
+	tz       string
+	opts     extract.Options
+	wopts    format.WriterOptions
+	desp     bool
+	stderr   io.Writer
+	noteOut  io.Writer
+	quiet    bool // no zone note (folio jobs)
+	warnPref string
+}
+
+func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, stderr io.Writer) error {
+	s := &settings{prog: prog, compat: compat, stderr: stderr, noteOut: stdout}
+	s.start, s.finish = c.String("S"), c.String("T")
+	s.zone, s.tz = c.Bool("z"), c.String("Z")
+	if s.zone && s.tz != "" {
+		return usageError{"-z and -Z are mutually exclusive"}
+	}
+	s.opts = extract.Options{Samples: c.Int("s"), AlwaysMark: c.Bool("m"), SkipConflicts: c.Bool("x"),
+		FirstTZ: c.Bool("f"), Version: c.Int("V"), Daily: c.Bool("w")}
+	if c.IsSet("s") && s.opts.Samples <= 0 {
+		return usageError{fmt.Sprintf("-s %d: the number of samples must be positive", c.Int("s"))}
+	}
+	if v := s.opts.Version; v != 0 && v != 2 && v != 3 {
+		return usageError{fmt.Sprintf("-V %d: the archive version must be 2 or 3", v)}
+	}
+	s.desp = c.Bool("d")
+	s.wopts = format.WriterOptions{Version: s.opts.Version, StartAtFirstRecord: true, DeltaInDoms: true, IndexRepeats: true}
+	if !compat {
+		s.wopts.Zstd = c.Bool("zstd")
+	}
+	if v := c.String("v"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			if n <= 0 {
+				return usageError{fmt.Sprintf("-v %s: the number of records per volume must be positive", v)}
+			}
+			s.wopts.VolumeRecords = n
+		} else {
+			n, err := toolio.ParseSize(v)
+			if err != nil {
+				return usageError{fmt.Sprintf("-v %s: neither a number of records nor a size (%v)", v, err)}
+			}
+			s.wopts.VolumeBytes = n
+		}
+	}
+	if f := c.String("c"); f != "" {
+		specs, err := extract.ReadConfig(f)
+		if err != nil {
+			return err
+		}
+		s.config, s.cfgName = specs, f
+	}
+	args := c.Args().Slice()
+	if compat {
+		if len(args) < 2 {
+			return usageError{"name at least one input archive and the output archive (last)"}
+		}
+		s.warnPref = prog
+		return s.merge(job{inputs: args[:len(args)-1], out: args[len(args)-1]})
+	}
+	out := c.String("o")
+	if c.Bool("folio") {
+		if out == "" {
+			return usageError{"--folio writes one archive per host: name the output directory with -o DIR"}
+		}
+		if len(args) == 0 {
+			return usageError{"--folio: name archive folios or directories of archives"}
+		}
+		return s.folio(args, out, c.Int("j"))
+	}
+	if out == "" {
+		if f, ok := stdout.(*os.File); ok && pipe.IsTerminal(f) {
+			return toolio.ErrTerminal
+		}
+	}
+	s.warnPref = prog
+	return s.merge(job{inputs: args, out: out, stdin: stdin, stdout: stdout})
+}
+
+func (s *settings) warn(err error) {
+	fmt.Fprintf(s.stderr, "%s: warning: %v\n", s.warnPref, err)
+}
+
+// merge runs one extraction.
+func (s *settings) merge(j job) (err error) {
+	var inputs []extract.Input
+	var archives []*format.Archive
+	var closers []io.Closer
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
+	if len(j.inputs) == 0 {
+		in, err := toolio.OpenInputs(nil, j.stdin, s.warn)
+		if err != nil {
+			return err
+		}
+		closers = append(closers, in)
+		inputs = append(inputs, extract.Input{Name: "standard input", Stream: in.Iter})
+	} else {
+		for _, name := range j.inputs {
+			as, names, err := openInput(name, s.warn)
+			if err != nil {
+				return err
+			}
+			for i, a := range as {
+				inputs = append(inputs, extract.Input{Name: names[i], Archive: a})
+				archives = append(archives, a)
+			}
+		}
+	}
+	opts := s.opts
+	opts.Warn = s.warn
+	var metas []*format.Metadata
+	for _, a := range archives {
+		m, err := a.Meta()
+		if err != nil {
+			return err
+		}
+		metas = append(metas, m)
+	}
+	if len(archives) > 0 {
+		start, end, ok, err := extract.Bounds(archives)
+		if err != nil {
+			return err
+		}
+		opts.LogEnd, opts.HasLogEnd = end, ok
+		if err := s.window(&opts, archives, start, end); err != nil {
+			return err
+		}
+	} else if s.start != "" || s.finish != "" {
+		return usageError{"-S and -T need archives named as arguments (a stream has no known end)"}
+	}
+	if s.config != nil {
+		if len(archives) == 0 {
+			return usageError{"-c needs archives named as arguments"}
+		}
+		opts.Select = extract.Resolve(s.config, metas, s.cfgName, s.warn)
+	}
+	x, err := extract.New(inputs, opts)
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	wopts := s.wopts
+	wopts.Warn = s.warn
+	sink, err := toolio.OpenOutput(j.out, wopts, j.stdout)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for x.Next() {
+		if err := sink.Write(x.At()); err != nil {
+			sink.Abort(err)
+			return err
+		}
+		switch x.At().(type) {
+		case *stream.Result, *stream.Mark:
+			n++
+		}
+	}
+	if err := x.Err(); err != nil {
+		if s.desp && j.out != "" && n > 0 {
+			s.warn(fmt.Errorf("%v: keeping the %d records written (-d)", err, n))
+			if cerr := sink.Close(); cerr != nil {
+				return cerr
+			}
+			return err
+		}
+		sink.Abort(err)
+		return err
+	}
+	if n == 0 {
+		err := errors.New("no records in the time window or selection: no output written")
+		sink.Abort(err)
+		return err
+	}
+	return sink.Close()
+}
+
+// openInput opens a command-line input: an archive (by any of its names),
+// or a directory or comma-separated list of archives (as PCP opens a
+// multi-archive context), each of which becomes an input of its own.
+func openInput(name string, warn func(error)) ([]*format.Archive, []string, error) {
+	var names []string
+	if st, err := os.Stat(name); err == nil && st.IsDir() {
+		as, err := format.OpenDir(name, format.WithWarn(warn))
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, a := range as {
+			names = append(names, a.Base())
+		}
+		return as, names, nil
+	}
+	parts := []string{name}
+	if strings.Contains(name, ",") && !exists(name) {
+		parts = strings.Split(name, ",")
+	}
+	var as []*format.Archive
+	for _, p := range parts {
+		a, err := format.Open(p, format.WithWarn(warn))
+		if err != nil {
+			return nil, nil, err
+		}
+		as = append(as, a)
+		names = append(names, p)
+	}
+	return as, names, nil
+}
+
+func exists(name string) bool {
+	_, err := os.Stat(name)
+	if err == nil {
+		return true
+	}
+	m, _ := filepath.Glob(name + ".meta*")
+	return len(m) > 0
+}
+
+// window parses -S and -T against the inputs' bounds, in the zone -z or -Z
+// chose (local time by default, as PCP does).
+func (s *settings) window(opts *extract.Options, archives []*format.Archive, start, end stream.Timestamp) error {
+	lab := archives[0].Label()
+	loc, err := pcptime.ChooseZone(s.zone, s.tz, lab.Timezone, lab.Zoneinfo)
+	if err != nil {
+		return err
+	}
+	if note := pcptime.ZoneNote(s.zone, s.tz, lab.Hostname); note != "" && !s.quiet {
+		fmt.Fprint(s.noteOut, note)
+	}
+	if s.start == "" && s.finish == "" {
+		if s.opts.Daily {
+			s.warn(errors.New("-w needs -S and -T: ignored"))
+		}
+		opts.Daily = false
+		return nil
+	}
+	w, err := pcptime.ParseWindow(s.start, s.finish, "", "", start, end, loc)
+	if err != nil {
+		return usageError{fmt.Sprintf("invalid time window: %v", err)}
+	}
+	if s.start != "" {
+		opts.Start, opts.HasStart = w.Start, true
+	}
+	if s.finish != "" {
+		opts.End, opts.HasEnd = w.End, true
+		if s.compat {
+			// pmlogextract adds a second to the end of the window (its
+			// comment: to dodge truncation from microseconds to
+			// nanoseconds); as pmlogextract we do the same, so that
+			// scripts and PCP's QA see the same records.
+			opts.End.Sec++
+		}
+	}
+	if opts.Daily {
+		if !opts.HasStart || !opts.HasEnd || opts.Start.Add(24*time.Hour).Before(opts.End) {
+			s.warn(errors.New("-w needs -S and -T within one day: ignored"))
+			opts.Daily = false
+		}
+	}
+	return nil
+}

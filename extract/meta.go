@@ -1,0 +1,404 @@
+package extract
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pcptools/pcptools/stream"
+)
+
+// The metadata store holds every metadata record of every input, and
+// hands out, just before a result, the records that result needs and that
+// have not been written yet: pmlogextract's lazy metadata. What is kept
+// and what is chosen follows PCP 6.0.3's pmlogextract:
+//
+//   - descriptors: one per PMID; a later one must agree (names, type,
+//     instance domain, semantics, units), and a name may not move to
+//     another PMID; a conflict is an error, or with -x the metric is left
+//     out of the output;
+//   - instance domains: every version of every input (deltas resolved per
+//     input), sorted by time; a result gets the latest version at or before
+//     its time, written once, with the result's time;
+//   - label sets: per type and identifier the one a lookup in PCP's hash
+//     table finds (see pcpHash), written once when a result at or after its
+//     time needs it, with the result's time;
+//   - help texts: one per object and kind, the last read wins (a change is
+//     a warning).
+type metaStore struct {
+	sel   *Selection
+	skipX bool // -x: conflicts drop the metric instead of failing
+	names []string
+	warn  func(error)
+
+	descs    map[stream.PMID]*descEnt
+	byName   map[string]stream.PMID
+	skip     map[stream.PMID]bool
+	skipList []stream.PMID
+	indoms   map[stream.InDomID]*indomEnt
+	labels   map[uint32]*pcpHash[*labelEnt]
+	texts    map[[2]uint32]*textEnt
+	trackers []*stream.InDomTracker
+}
+
+type descEnt struct {
+	d       *stream.Desc
+	from    int
+	written bool
+}
+
+type indomEnt struct {
+	vers   []*indomVer
+	sorted bool
+}
+
+type indomVer struct {
+	rec     *stream.InDom // full (deltas resolved)
+	written bool
+}
+
+type labelEnt struct {
+	rec     *stream.LabelSet
+	written bool
+}
+
+type textEnt struct {
+	rec     *stream.Text
+	from    int
+	written bool
+}
+
+func newMetaStore(names []string, sel *Selection, skipX bool, warn func(error)) *metaStore {
+	m := &metaStore{sel: sel, skipX: skipX, names: names, warn: warn,
+		descs: map[stream.PMID]*descEnt{}, byName: map[string]stream.PMID{}, skip: map[stream.PMID]bool{},
+		indoms: map[stream.InDomID]*indomEnt{}, labels: map[uint32]*pcpHash[*labelEnt]{},
+		texts: map[[2]uint32]*textEnt{}}
+	for range names {
+		m.trackers = append(m.trackers, stream.NewInDomTracker())
+	}
+	return m
+}
+
+// ConflictError is a metadata conflict between inputs.
+type ConflictError struct {
+	PMID   stream.PMID
+	Name   string
+	What   string
+	First  string // the input of the metadata already seen
+	Second string // the input that disagrees
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("metric %s (%s): %s between %s and %s (use -x to leave such metrics out)", e.Name, e.PMID, e.What, e.First, e.Second)
+}
+
+func (m *metaStore) skipMetric(p stream.PMID) {
+	if !m.skip[p] {
+		m.skip[p] = true
+		m.skipList = append(m.skipList, p)
+	}
+}
+
+func (m *metaStore) conflict(p stream.PMID, name, what string, from, to int) error {
+	err := &ConflictError{PMID: p, Name: name, What: what, First: m.names[from], Second: m.names[to]}
+	if !m.skipX {
+		return err
+	}
+	if m.warn != nil {
+		m.warn(fmt.Errorf("%v: the metric is left out", strings.TrimSuffix(err.Error(), " (use -x to leave such metrics out)")))
+	}
+	m.skipMetric(p)
+	return nil
+}
+
+// add takes one metadata record of input i. It reports whether the record
+// was wanted (pmlogextract reads past unwanted ones in the same turn).
+func (m *metaStore) add(i int, rec stream.Record) (bool, error) {
+	switch r := rec.(type) {
+	case *stream.Desc:
+		if m.sel != nil && !m.sel.wantPMID(r.PMID) || m.skip[r.PMID] {
+			return false, nil
+		}
+		return true, m.addDesc(i, r)
+	case *stream.InDom:
+		if m.sel != nil && !m.sel.wantInDom(r.InDom) {
+			// Keep the delta chain of the input intact all the same.
+			_, err := m.trackers[i].Apply(r)
+			return false, err
+		}
+		set, err := m.trackers[i].Apply(r)
+		if err != nil {
+			return true, fmt.Errorf("%s: %w", m.names[i], err)
+		}
+		enc := r.Encoding
+		if enc == stream.InDomDelta {
+			enc = stream.InDomFull
+		}
+		full := &stream.InDom{T: r.T, InDom: r.InDom, Encoding: enc, Insts: set.Insts, Names: set.Names}
+		if r.Encoding != stream.InDomDelta {
+			full.Insts, full.Names = slices.Clone(r.Insts), slices.Clone(r.Names)
+		}
+		e := m.indoms[r.InDom]
+		if e == nil {
+			e = &indomEnt{}
+			m.indoms[r.InDom] = e
+		}
+		e.vers = append(e.vers, &indomVer{rec: full})
+		e.sorted = false
+		return true, nil
+	case *stream.LabelSet:
+		if m.sel != nil && !m.wantLabel(r) {
+			return false, nil
+		}
+		h := m.labels[r.Type]
+		if h == nil {
+			h = &pcpHash[*labelEnt]{}
+			m.labels[r.Type] = h
+		}
+		h.add(r.Ident, &labelEnt{rec: stream.CloneRecord(r).(*stream.LabelSet)})
+		return true, nil
+	case *stream.Text:
+		if m.sel != nil && !m.wantText(r) {
+			return false, nil
+		}
+		k := [2]uint32{r.Type, r.Ident}
+		if e, ok := m.texts[k]; ok {
+			if e.rec.Text != r.Text && m.warn != nil {
+				what, kind := "metric "+stream.PMID(r.Ident).String(), "one-line"
+				if r.Type&stream.TextInDom != 0 {
+					what = "instance domain " + stream.InDomID(r.Ident).String()
+				}
+				if r.Type&stream.TextHelp != 0 {
+					kind = "help"
+				}
+				m.warn(fmt.Errorf("%s: the %s text of %s differs from %s's: the later is used", m.names[i], kind, what, m.names[e.from]))
+			}
+			e.rec, e.from = stream.CloneRecord(r).(*stream.Text), i
+			return true, nil
+		}
+		m.texts[k] = &textEnt{rec: stream.CloneRecord(r).(*stream.Text), from: i}
+		return true, nil
+	}
+	return false, nil
+}
+
+func (m *metaStore) wantLabel(r *stream.LabelSet) bool {
+	for _, p := range m.sel.pmids {
+		switch r.Type {
+		case stream.LabelContext:
+			return true
+		case stream.LabelDomain:
+			// pmlogextract compares the domain of the label's identifier
+			// (a bare domain number) with the metric's domain, so domain
+			// label sets never survive a -c selection: kept as it does.
+			if stream.PMID(r.Ident).Domain() == p.Domain() {
+				return true
+			}
+		case stream.LabelCluster:
+			q := stream.PMID(r.Ident)
+			if q.Domain() == p.Domain() && q.Cluster() == p.Cluster() {
+				return true
+			}
+		case stream.LabelItem:
+			if stream.PMID(r.Ident) == p {
+				return true
+			}
+		case stream.LabelInDom, stream.LabelInstances:
+			if m.sel.indoms[stream.InDomID(r.Ident)] {
+				return true
+			}
+		}
+	}
+	return r.Type == stream.LabelContext
+}
+
+func (m *metaStore) wantText(r *stream.Text) bool {
+	if r.Type&stream.TextPMID != 0 {
+		return m.sel.wantPMID(stream.PMID(r.Ident))
+	}
+	return m.sel.wantInDom(stream.InDomID(r.Ident))
+}
+
+func firstName(names []string) string {
+	if len(names) == 0 {
+		return "<noname>"
+	}
+	return names[0]
+}
+
+func (m *metaStore) addDesc(i int, d *stream.Desc) error {
+	// A name already given to another PMID: that other metric conflicts.
+	for _, n := range d.Names {
+		if p, ok := m.byName[n]; ok && p != d.PMID {
+			old := m.descs[p]
+			if err := m.conflict(p, n, fmt.Sprintf("the name is also given to %s", d.PMID), old.from, i); err != nil {
+				return err
+			}
+		}
+	}
+	old, ok := m.descs[d.PMID]
+	if !ok {
+		c := stream.CloneRecord(d).(*stream.Desc)
+		m.descs[d.PMID] = &descEnt{d: c, from: i}
+		for _, n := range d.Names {
+			m.byName[n] = d.PMID
+		}
+		return nil
+	}
+	o := old.d
+	name := firstName(o.Names)
+	check := func(bad bool, what string) error {
+		if !bad {
+			return nil
+		}
+		return m.conflict(d.PMID, name, what, old.from, i)
+	}
+	if err := check(!sameNames(o.Names, d.Names), fmt.Sprintf("names change from %q to %q", o.Names, d.Names)); err != nil {
+		return err
+	}
+	if err := check(o.Type != d.Type, fmt.Sprintf("type changes from %d to %d", o.Type, d.Type)); err != nil {
+		return err
+	}
+	if err := check(o.InDom != d.InDom, fmt.Sprintf("instance domain changes from %s to %s", o.InDom, d.InDom)); err != nil {
+		return err
+	}
+	if err := check(o.Sem != d.Sem, fmt.Sprintf("semantics change from %d to %d", o.Sem, d.Sem)); err != nil {
+		return err
+	}
+	return check(o.Units != d.Units, fmt.Sprintf("units change from %#x to %#x", uint32(o.Units), uint32(d.Units)))
+}
+
+// sameNames: every name of each list is in the other (repeats allowed).
+func sameNames(a, b []string) bool {
+	for _, n := range a {
+		if !slices.Contains(b, n) {
+			return false
+		}
+	}
+	for _, n := range b {
+		if !slices.Contains(a, n) {
+			return false
+		}
+	}
+	return len(a) > 0 && len(b) > 0 || len(a) == len(b)
+}
+
+// forResult appends to out the metadata result r needs at time now, in
+// pmlogextract's order, marking it written. It reports whether an instance
+// domain was among it.
+func (m *metaStore) forResult(out []stream.Record, r *stream.Result, now stream.Timestamp) ([]stream.Record, error) {
+	it := r.VSets()
+	for it.Next() {
+		p := it.VSet().PMID
+		de := m.descs[p]
+		if de == nil {
+			return out, fmt.Errorf("result at %s: no descriptor for metric %s in any input", now, p)
+		}
+		if !de.written {
+			de.written = true
+			out = append(out, de.d)
+		}
+		out = m.label(out, stream.LabelItem, uint32(p), now)
+		out = m.label(out, stream.LabelDomain, p.Domain(), now)
+		out = m.label(out, stream.LabelCluster, uint32(p)&^0x3ff, now)
+		out = m.text(out, stream.TextPMID|stream.TextOneline, uint32(p))
+		out = m.text(out, stream.TextPMID|stream.TextHelp, uint32(p))
+		id := de.d.InDom
+		if id == stream.InDomNull {
+			continue
+		}
+		e := m.indoms[id]
+		var v *indomVer
+		switch {
+		case e == nil || len(e.vers) == 0:
+			// No record of the domain: its labels and texts still go out.
+		case len(e.vers) == 1:
+			v = e.vers[0]
+		default:
+			if !e.sorted {
+				slices.SortStableFunc(e.vers, func(a, b *indomVer) int { return a.rec.T.Compare(b.rec.T) })
+				e.sorted = true
+			}
+			v = closest(e.vers, now)
+			if v == nil {
+				continue
+			}
+		}
+		if v != nil {
+			if v.written {
+				continue
+			}
+			v.written = true
+			c := *v.rec
+			c.T = now
+			out = append(out, &c)
+		}
+		out = m.label(out, stream.LabelInDom, uint32(id), now)
+		out = m.label(out, stream.LabelInstances, uint32(id), now)
+		out = m.text(out, stream.TextInDom|stream.TextOneline, uint32(id))
+		out = m.text(out, stream.TextInDom|stream.TextHelp, uint32(id))
+	}
+	return out, it.Err()
+}
+
+// closest finds the version in force at t with pmlogextract's binary
+// search (which of several versions with one timestamp it lands on
+// matters: the others are then never written); nil when t is before all.
+func closest(vs []*indomVer, t stream.Timestamp) *indomVer {
+	first, last := 0, len(vs)-1
+	count := last
+	middle := (first + last) / 2
+	previous := middle
+	c := -1
+	for first <= last {
+		c = vs[middle].rec.T.Compare(t)
+		if c == 0 {
+			return vs[middle]
+		}
+		previous = middle
+		if c < 0 {
+			if middle == count {
+				break
+			}
+			first = middle + 1
+		} else {
+			if middle == 0 {
+				break
+			}
+			last = middle - 1
+		}
+		middle = (first + last) / 2
+	}
+	if previous != middle {
+		c = vs[middle].rec.T.Compare(t)
+	}
+	if c < 0 {
+		return vs[middle]
+	}
+	return nil
+}
+
+// label appends the label set of (typ, ident) if it is due at now.
+func (m *metaStore) label(out []stream.Record, typ, ident uint32, now stream.Timestamp) []stream.Record {
+	h := m.labels[typ]
+	if h == nil {
+		return out
+	}
+	e, ok := h.search(ident)
+	if !ok || e.written || e.rec.T.After(now) {
+		return out
+	}
+	e.written = true
+	c := *e.rec
+	c.T = now
+	return append(out, &c)
+}
+
+func (m *metaStore) text(out []stream.Record, typ, ident uint32) []stream.Record {
+	e := m.texts[[2]uint32{typ, ident}]
+	if e == nil || e.written {
+		return out
+	}
+	e.written = true
+	return append(out, e.rec)
+}

@@ -1,0 +1,42 @@
+package format
+
+import "github.com/pcptools/pcptools/stream"
+
+// End returns the time of the archive's last data record (a result or a
+// <mark>), as libpcp's __pmGetArchiveEnd finds it; ok is false when the
+// archive has no data. The scan starts at the last temporal index entry
+// when that entry leads to data, and at the start otherwise, so a sound
+// index makes it cheap; the answer is remembered. A damaged record ends
+// the archive here as it does for libpcp: the time of the last good
+// record is returned, with no error, when there is one.
+func (a *Archive) End() (t stream.Timestamp, ok bool, err error) {
+	a.endOnce.Do(func() { a.end, a.endOK, a.endErr = a.findEnd() })
+	return a.end, a.endOK, a.endErr
+}
+
+func (a *Archive) findEnd() (stream.Timestamp, bool, error) {
+	scan := func(opts ...RecordsOption) (stream.Timestamp, bool, error) {
+		it := a.Records(append(opts, DataOnly())...)
+		defer it.Close()
+		var last stream.Timestamp
+		found := false
+		for it.Next() {
+			switch r := it.At().(type) {
+			case *stream.Result, *stream.Mark:
+				last = r.Time()
+				found = true
+			}
+		}
+		return last, found, it.Err()
+	}
+	if idx, _ := a.Index(); len(idx) > 0 {
+		if t, ok, err := scan(From(idx[len(idx)-1].T)); err == nil && ok {
+			return t, true, nil
+		}
+	}
+	t, ok, err := scan()
+	if err != nil && ok {
+		return t, true, nil
+	}
+	return t, ok, err
+}

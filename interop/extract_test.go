@@ -1,0 +1,255 @@
+package interop
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/pcptools/pcptools/format"
+)
+
+// Where pcpextract means to differ from pmlogextract (docs/compatibility.md
+// says why). A case listed here may differ; its output is then checked for
+// soundness instead: pmlogcheck finds nothing new in it, and no record of
+// the inputs is missing that pmlogextract wrote.
+const (
+	quirkEpoch = "pmlogextract loses records in the first second of 1970 (it takes time 0 for 'no time yet')"
+	quirkLost  = "pmlogextract writes a <mark> before, and loses, a record of another input at the same time as the end of an input"
+	quirkTrail = "pmlogextract writes a <mark> after the last record when two inputs end together"
+)
+
+var extractQuirks = map[string]string{
+	"dyninsts": quirkEpoch, "dyninsts2": quirkEpoch, "rank-pred": quirkEpoch, "value-test": quirkEpoch,
+	"host_localhost": quirkEpoch, "hostx_localhost": quirkEpoch, "hostm_localhost": quirkEpoch,
+	"host_ram-Lenovo": quirkLost, "hostx_ram-Lenovo": quirkLost, "hostm_ram-Lenovo": quirkLost,
+	"hostx_snort": quirkLost, "hostx_dieyong": quirkLost, "hostx_ha2": quirkLost, "hostx_rattle": quirkLost,
+	"hostx_vldb.engr": quirkTrail,
+}
+
+// wrapValue is the second line of a pmlogcheck wrap report.
+var wrapValue = regexp.MustCompile(`^value \S+ at \S+$`)
+
+type extractCase struct {
+	name   string
+	args   []string // options and inputs, as pmlogextract takes them (no output)
+	theirs []string // PCP's arguments when they must differ (the -T second)
+	native bool     // run as pcpextract (-o OUT) rather than as pmlogextract
+}
+
+// extractCases are the merges compared with pmlogextract: every QA archive
+// on its own, every host's archives together (plain, -x, -m), and the
+// options on a few archives.
+func extractCases(t *testing.T) []extractCase {
+	var cases []extractCase
+	byHost := map[string][]string{}
+	for _, a := range lightArchives(t) {
+		cases = append(cases, extractCase{name: filepath.Base(a), args: []string{a}})
+		ar, err := format.Open(a)
+		if err != nil {
+			continue // the copy tests cover archives that do not open
+		}
+		h := ar.Label().Hostname
+		byHost[h] = append(byHost[h], a)
+	}
+	hosts := make([]string, 0, len(byHost))
+	for h, as := range byHost {
+		if len(as) > 1 {
+			hosts = append(hosts, h)
+		}
+	}
+	sort.Strings(hosts)
+	for _, h := range hosts {
+		as := byHost[h]
+		cases = append(cases,
+			extractCase{name: "host_" + h, args: as},
+			extractCase{name: "hostx_" + h, args: append([]string{"-x"}, as...)},
+			extractCase{name: "hostm_" + h, args: append([]string{"-m"}, as...)})
+	}
+	q := func(n string) string { return filepath.Join(qaDir, n) }
+	mnm := []string{q("mark_no_mark_0"), q("mark_no_mark_1"), q("mark_no_mark_2")}
+	cfg := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(cfg, []byte("# a comment\nkernel.all.load [\"1 minute\", 15]\nsample.bin [100 200, 300] sampledso.long\n  disk.dev,'hinv'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opt := func(name string, args ...string) extractCase { return extractCase{name: name, args: args} }
+	cases = append(cases,
+		opt("mnm", mnm...),
+		opt("mnm-m", append([]string{"-m"}, mnm...)...),
+		opt("mnm-reversed", mnm[2], mnm[1], mnm[0]),
+		opt("mnm-f", append([]string{"-f"}, mnm...)...),
+		opt("s10", "-s", "10", q("mark_no_mark_0"), q("mark_no_mark_1")),
+		opt("v3", "-v", "3", q("rattle")),
+		opt("V3", "-V", "3", q("mark_no_mark_0"), q("mark_no_mark_1")),
+		opt("V3-v2-and-v3", "-V", "3", q("omnibus_v3"), q("omnibus")),
+		opt("config-rattle", "-c", cfg, q("rattle")),
+		opt("config-sample", "-c", cfg, q("ok-bigbin")),
+		opt("config-multi", "-c", cfg, q("arch_a"), q("arch_b")),
+		opt("S-start", "-S", "+60", q("ok-mv-bigbin")),
+		opt("S-late", "-S", "@11:52:52.3", q("ok-mv-bigbin")),
+		opt("z-window", "-z", "-S", "+2", q("ok-bigbin")),
+		opt("Z-window", "-Z", "UTC", "-S", "+2", q("ok-bigbin")),
+	)
+	// -T: pmlogextract adds a second to the end of the window, and so
+	// does pcpextract under that name; pcpextract under its own does not:
+	// ending N seconds before the archive's end for it is ending N+1
+	// seconds before it for pmlogextract.
+	tcase := func(name string, args []string, end float64) []extractCase {
+		same := append([]string{"-T", fmt.Sprintf("-%g", end)}, args...)
+		theirs := append([]string{"-T", fmt.Sprintf("-%g", end+1)}, args...)
+		return []extractCase{{name: name, args: same},
+			{name: name + "-native", args: same, theirs: theirs, native: true}}
+	}
+	cases = append(cases, tcase("T", []string{q("ok-mv-bigbin")}, 10.5)...)
+	cases = append(cases, tcase("S-T", []string{"-S", "+5.5", q("ok-mv-bigbin")}, 20.5)...)
+	cases = append(cases, tcase("T-mnm", mnm, 60.5)...)
+	cases = append(cases,
+		extractCase{name: "native-mnm", args: mnm, native: true},
+		extractCase{name: "native-config", args: []string{"-c", cfg, q("arch_a"), q("arch_b")}, native: true},
+	)
+	return cases
+}
+
+// TestExtractLikePmlogextract: pcpextract (as pmlogextract) writes what
+// pmlogextract writes, under pmdumplog -a -e -h -I, apart from the PID and
+// the documented quirks; it fails where pmlogextract fails; pmlogcheck finds
+// nothing in its output it does not find in pmlogextract's.
+func TestExtractLikePmlogextract(t *testing.T) {
+	needPCP(t)
+	pcp := "/usr/lib/pcp/bin/pmlogextract"
+	if _, err := os.Stat(pcp); err != nil {
+		t.Fatalf("pmlogextract missing: %v", err)
+	}
+	cases := extractCases(t)
+	byName := map[string]extractCase{}
+	names := make([]string, len(cases))
+	for i, c := range cases {
+		byName[c.name] = c
+		names[i] = c.name
+	}
+	var same, quirks, bothFail, total atomic.Int32
+	flags := []string{"-a", "-e", "-h", "-I"}
+	forEach(t, names, func(t *testing.T, name string) {
+		c := byName[name]
+		total.Add(1)
+		dir := t.TempDir()
+		theirs, mine := filepath.Join(dir, "theirs"), filepath.Join(dir, "mine")
+		targs := c.theirs
+		if targs == nil {
+			targs = c.args
+		}
+		tr := run(slow, nil, pcp, append(targs, theirs)...)
+		var mr result
+		if c.native {
+			mr = run(slow, nil, ours("pcpextract"), append(c.args, "-o", mine)...)
+		} else {
+			mr = run(slow, nil, ours("pmlogextract"), append(c.args, mine)...)
+		}
+		if mr.code > 2 || mr.code < 0 || strings.Contains(mr.stderr, "internal error") {
+			t.Fatalf("pcpextract crashed: exit %d: %s", mr.code, mr.stderr)
+		}
+		_, mineMade := os.Stat(mine + ".meta")
+		switch {
+		case tr.code > 0 && tr.code < 128 && mr.code != 0:
+			bothFail.Add(1)
+			if mineMade == nil {
+				t.Errorf("pcpextract failed (%s) but left %s.meta behind", strings.TrimSpace(mr.stderr), mine)
+			}
+			return
+		case tr.code > 0 && tr.code < 128:
+			t.Fatalf("pmlogextract fails (exit %d: %s) and pcpextract does not", tr.code, strings.TrimSpace(tr.stderr))
+		case mr.code != 0:
+			t.Fatalf("pcpextract fails (exit %d: %s) where pmlogextract (exit %d) does not", mr.code, strings.TrimSpace(mr.stderr), tr.code)
+		case tr.code != 0:
+			// pmlogextract crashed (exit < 0: killed by a signal; 6.0.3
+			// aborts on some -x merges): ours
+			// must be sound on its own.
+			quirks.Add(1)
+			for _, f := range newFindings(mine, "", c.args, true) {
+				t.Errorf("pmlogextract crashed (exit %d) and pmlogcheck finds %q in pcpextract's output", tr.code, f)
+			}
+			return
+		}
+		for _, f := range newFindings(mine, theirs, c.args, extractQuirks[name] != "") {
+			t.Errorf("pmlogcheck reports %q in pcpextract's output, not in pmlogextract's nor in the inputs", f)
+		}
+		d := sameDump(dumpOf(t, theirs, flags...), dumpOf(t, mine, flags...), theirs, mine)
+		switch q := extractQuirks[name]; {
+		case d == "":
+			same.Add(1)
+			if q != "" {
+				t.Logf("listed quirk did not show: %s", q)
+			}
+		case q != "":
+			quirks.Add(1)
+			t.Logf("differs as documented (%s): %s", q, d)
+		default:
+			t.Errorf("pmdumplog %v differs from pmlogextract's output: %s", flags, d)
+		}
+	})
+	t.Logf("pcpextract vs pmlogextract: %d identical, %d documented differences, %d failing in both, of %d cases",
+		same.Load(), quirks.Load(), bothFail.Load(), total.Load())
+}
+
+// newFindings returns what pmlogcheck reports in mine and neither in ref
+// (pmlogextract's output; "" for none) nor in any input archive named in
+// args (the QA archives are flawed on purpose: a merge carries their flaws).
+//
+// With wrapsOK, counter wraps are not counted: interleaving the records of
+// inputs that overlap in time makes counters go back, and where pmlogextract
+// lost records or crashed there is no output of its to compare with.
+func newFindings(mine, ref string, args []string, wrapsOK bool) []string {
+	// checkFindings names every archive ARCHIVE.
+	var got []string
+	for _, f := range checkFindings(mine) {
+		if wrapsOK && (strings.HasSuffix(f, " wrap") || wrapValue.MatchString(f)) {
+			continue
+		}
+		got = append(got, f)
+	}
+	if len(got) == 0 {
+		return nil
+	}
+	known := map[string]bool{}
+	if ref != "" {
+		for _, f := range checkFindings(ref) {
+			known[f] = true
+		}
+	}
+	var out []string
+	for _, f := range got {
+		if !known[f] {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	// The inputs' own findings, their file names made the output's, and
+	// with the volume and time part dropped (a merge renumbers volumes).
+	strip := func(f string) string {
+		if i := strings.Index(f, "]: "); i >= 0 && strings.HasPrefix(f, "ARCHIVE") {
+			return f[i+3:]
+		}
+		return strings.TrimPrefix(strings.TrimPrefix(f, "ARCHIVE.meta: "), "ARCHIVE: ")
+	}
+	for _, a := range args {
+		if !strings.HasPrefix(a, qaDir) {
+			continue // an option or its value
+		}
+		for _, f := range checkFindings(a) {
+			known[strip(f)] = true
+		}
+	}
+	var left []string
+	for _, f := range out {
+		if !known[strip(f)] && !known[f] {
+			left = append(left, f)
+		}
+	}
+	return left
+}
