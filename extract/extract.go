@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/pcptools/pcptools/format"
@@ -47,7 +48,15 @@ type Options struct {
 	AlwaysMark    bool // -m
 	SkipConflicts bool // -x
 	FirstTZ       bool // -f: the timezone of the first input, not the last
-	Version       int  // 0: the highest input version
+	// CarryDiscrete gives a window (Start) the values its discrete
+	// metrics had at its start: the latest values seen before it, in the
+	// records read before the window (those at the start of each input,
+	// where pmlogger logs its once-only metrics, and those between the
+	// index entry the read starts from and the window), as one result
+	// stamped with the window's start. pmlogextract drops them, and a
+	// metric logged once (hinv.ncpu, kernel.uname.release) vanishes.
+	CarryDiscrete bool
+	Version       int // 0: the highest input version
 	// LogEnd, when HasLogEnd, is the end of the inputs (see Bounds); reading
 	// stops past it, as pmlogextract's does.
 	LogEnd    stream.Timestamp
@@ -101,6 +110,7 @@ type input struct {
 	seqnum  int64
 	idx     int
 	hasData bool
+	head    *format.Archive // to read the start of, for CarryDiscrete
 }
 
 // Extractor is the merged output, a stream.Iterator: the output label,
@@ -123,6 +133,15 @@ type Extractor struct {
 	mark      stream.Mark
 	noSel     bool
 	labelSent bool
+	carry     map[stream.PMID]*carried // CarryDiscrete's values
+	carried   bool                     // they were written
+	joined    stream.Result
+}
+
+// carried is the latest value set of a discrete metric before the window.
+type carried struct {
+	t   stream.Timestamp
+	res stream.Result // holding that one value set
 }
 
 var (
@@ -166,13 +185,18 @@ func New(inputs []Input, opts Options) (*Extractor, error) {
 				e.ins = append(e.ins, st)
 				continue
 			}
-			var ropts []format.RecordsOption
-			ropts = append(ropts, format.DataOnly())
+			// Memory stays flat in the number of inputs: their read
+			// buffers share 8 MiB (between 64 KiB and 1 MiB each).
+			buf := min(max((8<<20)/len(inputs), 64<<10), 1<<20)
+			ropts := []format.RecordsOption{format.DataOnly(), format.BufferSize(buf)}
 			if opts.HasStart {
 				ropts = append(ropts, format.From(opts.Start))
 			}
 			it := a.Records(ropts...)
 			st.it, st.closer = it, it
+			if opts.CarryDiscrete && opts.HasStart {
+				st.head = a
+			}
 			metaIts = append(metaIts, a.Records(format.MetaOnly()))
 		} else {
 			if in.Stream == nil {
@@ -203,7 +227,107 @@ func New(inputs []Input, opts Options) (*Extractor, error) {
 		return nil, err
 	}
 	e.noSel = opts.Select == nil
+	if opts.CarryDiscrete && opts.HasStart {
+		e.carry = map[stream.PMID]*carried{}
+		for _, in := range e.ins {
+			if in.head != nil && in.state != stDone {
+				if err := e.readHead(in); err != nil {
+					e.Close()
+					return nil, err
+				}
+			}
+		}
+	}
 	return e, nil
+}
+
+// readHead notes the discrete values in the records at the start of an
+// input (up to its second index entry: the first 100 kB or so, where
+// pmlogger logs the metrics it logs once), when they precede the window.
+func (e *Extractor) readHead(in *input) error {
+	limit := e.winS
+	if idx, _ := in.head.Index(); len(idx) > 1 && idx[1].T.Before(limit) {
+		limit = idx[1].T
+	}
+	it := in.head.Records(format.DataOnly(), format.BufferSize(64<<10))
+	defer it.Close()
+	for it.Next() {
+		r, ok := it.At().(*stream.Result)
+		if !ok {
+			continue
+		}
+		if !r.T.Before(limit) {
+			break
+		}
+		if err := e.noteCarry(r); err != nil {
+			return fmt.Errorf("%s: %w", in.name, err)
+		}
+	}
+	return it.Err()
+}
+
+// noteCarry keeps the value sets of discrete metrics of r, a record
+// before the window, when they are the latest seen.
+func (e *Extractor) noteCarry(r *stream.Result) error {
+	it := r.VSets()
+	for it.Next() {
+		p := it.VSet().PMID
+		d := e.store.descs[p]
+		if d == nil || d.d.Sem != stream.SemDiscrete || !e.pick(p).Keep {
+			continue
+		}
+		c := e.carry[p]
+		if c == nil {
+			c = &carried{}
+			e.carry[p] = c
+		} else if r.T.Before(c.t) {
+			continue
+		}
+		one := func(q stream.PMID) stream.Pick {
+			if q != p {
+				return stream.Pick{}
+			}
+			return e.pick(q)
+		}
+		body, _, err := r.AppendSelected(c.res.Body[:0], one)
+		if err != nil {
+			return err
+		}
+		c.t, c.res = r.T, stream.Result{T: e.winS, Version: r.Version, Body: body}
+	}
+	return it.Err()
+}
+
+// carryResult builds the one result of the carried values, at the
+// window's start.
+func (e *Extractor) carryResult() (*stream.Result, error) {
+	pmids := make([]stream.PMID, 0, len(e.carry))
+	for p := range e.carry {
+		pmids = append(pmids, p)
+	}
+	slices.Sort(pmids)
+	version := uint8(3)
+	if e.label.Version == 2 {
+		version = 2
+	}
+	parts := make([]*stream.Result, 0, len(pmids))
+	for _, p := range pmids {
+		r := &e.carry[p].res
+		if (r.Version >= 3) != (version >= 3) {
+			body, err := r.AppendBody(nil, version)
+			if err != nil {
+				return nil, err
+			}
+			r = &stream.Result{T: r.T, Version: version, Body: body}
+		}
+		parts = append(parts, r)
+	}
+	body, err := stream.JoinResults(e.joined.Body[:0], version, parts)
+	if err != nil {
+		return nil, err
+	}
+	e.joined = stream.Result{T: e.winS, Version: version, Body: body}
+	return &e.joined, nil
 }
 
 func (e *Extractor) warn(err error) {
@@ -401,11 +525,18 @@ func (e *Extractor) refill(in *input) error {
 				in.prologue(r)
 			}
 			if e.opts.HasStart && r.T.Before(e.winS) {
+				if e.carry != nil {
+					if err := e.noteCarry(r); err != nil {
+						return fmt.Errorf("%s: %w", in.name, err)
+					}
+				}
 				continue
 			}
 			in.res.T, in.res.Version = r.T, r.Version
 			if e.noSel && len(e.store.skip) == 0 {
-				in.buf = append(in.buf[:0], r.Body...)
+				// No copy: the body stays valid until this input's
+				// iterator moves on, which is after it is written.
+				in.res.Body = r.Body
 			} else {
 				var n int
 				var err error
@@ -416,8 +547,8 @@ func (e *Extractor) refill(in *input) error {
 				if n == 0 {
 					continue
 				}
+				in.res.Body = in.buf
 			}
-			in.res.Body = in.buf
 			in.mark, in.state = false, stResult
 			in.hasData = true
 			return nil
@@ -526,6 +657,22 @@ func (e *Extractor) step() error {
 			}
 		}
 		return nil
+	}
+	if !e.started && len(e.carry) > 0 && !e.carried && e.winS.Before(now) {
+		// The values of discrete metrics at the window's start go first.
+		e.carried = true
+		r, err := e.carryResult()
+		if err != nil {
+			return err
+		}
+		e.started = true
+		e.out = e.store.label(e.out, stream.LabelContext, uint32(stream.InDomNull), e.winS)
+		if e.out, err = e.store.forResult(e.out, r, e.winS); err != nil {
+			return err
+		}
+		e.out = append(e.out, r)
+		e.written++
+		return nil // the picked record stays pending
 	}
 	e.started = true
 	e.out = e.store.label(e.out, stream.LabelContext, uint32(stream.InDomNull), now)

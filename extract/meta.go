@@ -2,8 +2,11 @@ package extract
 
 import (
 	"fmt"
+	"github.com/pcptools/pcptools/internal/pcphash"
+	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/pcptools/pcptools/stream"
 )
@@ -21,7 +24,8 @@ import (
 //     input), sorted by time; a result gets the latest version at or before
 //     its time, written once, with the result's time;
 //   - label sets: per type and identifier the one a lookup in PCP's hash
-//     table finds (see pcpHash), written once when a result at or after its
+//     table finds (see pcphash: which of several sets added under one key
+//     that is depends on the table's growth history), written once when a result at or after its
 //     time needs it, with the result's time;
 //   - help texts: one per object and kind, the last read wins (a change is
 //     a warning).
@@ -36,10 +40,16 @@ type metaStore struct {
 	skip     map[stream.PMID]bool
 	skipList []stream.PMID
 	indoms   map[stream.InDomID]*indomEnt
-	labels   map[uint32]*pcpHash[*labelEnt]
+	labels   map[uint32]*pcphash.Hash[*labelEnt]
 	texts    map[[2]uint32]*textEnt
 	trackers []*stream.InDomTracker
+	// due caches, per metric, the earliest time at which metadata of its
+	// may next be due: before it, a result needs nothing written for it.
+	due map[stream.PMID]stream.Timestamp
 }
+
+// never is later than any timestamp.
+var never = stream.Timestamp{Sec: math.MaxInt64}
 
 type descEnt struct {
 	d       *stream.Desc
@@ -71,8 +81,8 @@ type textEnt struct {
 func newMetaStore(names []string, sel *Selection, skipX bool, warn func(error)) *metaStore {
 	m := &metaStore{sel: sel, skipX: skipX, names: names, warn: warn,
 		descs: map[stream.PMID]*descEnt{}, byName: map[string]stream.PMID{}, skip: map[stream.PMID]bool{},
-		indoms: map[stream.InDomID]*indomEnt{}, labels: map[uint32]*pcpHash[*labelEnt]{},
-		texts: map[[2]uint32]*textEnt{}}
+		indoms: map[stream.InDomID]*indomEnt{}, labels: map[uint32]*pcphash.Hash[*labelEnt]{},
+		texts: map[[2]uint32]*textEnt{}, due: map[stream.PMID]stream.Timestamp{}}
 	for range names {
 		m.trackers = append(m.trackers, stream.NewInDomTracker())
 	}
@@ -152,10 +162,10 @@ func (m *metaStore) add(i int, rec stream.Record) (bool, error) {
 		}
 		h := m.labels[r.Type]
 		if h == nil {
-			h = &pcpHash[*labelEnt]{}
+			h = &pcphash.Hash[*labelEnt]{}
 			m.labels[r.Type] = h
 		}
-		h.add(r.Ident, &labelEnt{rec: stream.CloneRecord(r).(*stream.LabelSet)})
+		h.Add(r.Ident, &labelEnt{rec: stream.CloneRecord(r).(*stream.LabelSet)})
 		return true, nil
 	case *stream.Text:
 		if m.sel != nil && !m.wantText(r) {
@@ -247,25 +257,27 @@ func (m *metaStore) addDesc(i int, d *stream.Desc) error {
 	}
 	o := old.d
 	name := firstName(o.Names)
-	check := func(bad bool, what string) error {
+	// The message is built only for a conflict: this runs for every
+	// descriptor of every input.
+	check := func(bad bool, what func() string) error {
 		if !bad {
 			return nil
 		}
-		return m.conflict(d.PMID, name, what, old.from, i)
+		return m.conflict(d.PMID, name, what(), old.from, i)
 	}
-	if err := check(!sameNames(o.Names, d.Names), fmt.Sprintf("names change from %q to %q", o.Names, d.Names)); err != nil {
+	if err := check(!sameNames(o.Names, d.Names), func() string { return fmt.Sprintf("names change from %q to %q", o.Names, d.Names) }); err != nil {
 		return err
 	}
-	if err := check(o.Type != d.Type, fmt.Sprintf("type changes from %d to %d", o.Type, d.Type)); err != nil {
+	if err := check(o.Type != d.Type, func() string { return fmt.Sprintf("type changes from %d to %d", o.Type, d.Type) }); err != nil {
 		return err
 	}
-	if err := check(o.InDom != d.InDom, fmt.Sprintf("instance domain changes from %s to %s", o.InDom, d.InDom)); err != nil {
+	if err := check(o.InDom != d.InDom, func() string { return fmt.Sprintf("instance domain changes from %s to %s", o.InDom, d.InDom) }); err != nil {
 		return err
 	}
-	if err := check(o.Sem != d.Sem, fmt.Sprintf("semantics change from %d to %d", o.Sem, d.Sem)); err != nil {
+	if err := check(o.Sem != d.Sem, func() string { return fmt.Sprintf("semantics change from %d to %d", o.Sem, d.Sem) }); err != nil {
 		return err
 	}
-	return check(o.Units != d.Units, fmt.Sprintf("units change from %#x to %#x", uint32(o.Units), uint32(d.Units)))
+	return check(o.Units != d.Units, func() string { return fmt.Sprintf("units change from %#x to %#x", uint32(o.Units), uint32(d.Units)) })
 }
 
 // sameNames: every name of each list is in the other (repeats allowed).
@@ -290,6 +302,21 @@ func (m *metaStore) forResult(out []stream.Record, r *stream.Result, now stream.
 	it := r.VSets()
 	for it.Next() {
 		p := it.VSet().PMID
+		if d, ok := m.due[p]; ok && now.Before(d) {
+			continue
+		}
+		var err error
+		if out, err = m.forMetric(out, p, now); err != nil {
+			return out, err
+		}
+		m.due[p] = m.nextDue(p, now)
+	}
+	return out, it.Err()
+}
+
+// forMetric appends the metadata of metric p due at now.
+func (m *metaStore) forMetric(out []stream.Record, p stream.PMID, now stream.Timestamp) ([]stream.Record, error) {
+	{
 		de := m.descs[p]
 		if de == nil {
 			return out, fmt.Errorf("result at %s: no descriptor for metric %s in any input", now, p)
@@ -305,7 +332,7 @@ func (m *metaStore) forResult(out []stream.Record, r *stream.Result, now stream.
 		out = m.text(out, stream.TextPMID|stream.TextHelp, uint32(p))
 		id := de.d.InDom
 		if id == stream.InDomNull {
-			continue
+			return out, nil
 		}
 		e := m.indoms[id]
 		var v *indomVer
@@ -321,12 +348,12 @@ func (m *metaStore) forResult(out []stream.Record, r *stream.Result, now stream.
 			}
 			v = closest(e.vers, now)
 			if v == nil {
-				continue
+				return out, nil
 			}
 		}
 		if v != nil {
 			if v.written {
-				continue
+				return out, nil
 			}
 			v.written = true
 			c := *v.rec
@@ -338,7 +365,49 @@ func (m *metaStore) forResult(out []stream.Record, r *stream.Result, now stream.
 		out = m.text(out, stream.TextInDom|stream.TextOneline, uint32(id))
 		out = m.text(out, stream.TextInDom|stream.TextHelp, uint32(id))
 	}
-	return out, it.Err()
+	return out, nil
+}
+
+// nextDue returns the earliest time after now at which forMetric could
+// write anything for p: when a label set not yet written comes into force,
+// or when another version of its instance domain may be chosen.
+func (m *metaStore) nextDue(p stream.PMID, now stream.Timestamp) stream.Timestamp {
+	due := never
+	soon := func(t stream.Timestamp) {
+		if t.Before(due) {
+			due = t
+		}
+	}
+	label := func(typ, ident uint32) {
+		if h := m.labels[typ]; h != nil {
+			if n := h.Search(ident); n != nil && !n.Data.written && n.Data.rec.T.After(now) {
+				soon(n.Data.rec.T)
+			}
+		}
+	}
+	label(stream.LabelItem, uint32(p))
+	label(stream.LabelDomain, p.Domain())
+	label(stream.LabelCluster, uint32(p)&^0x3ff)
+	de := m.descs[p]
+	if de == nil || de.d.InDom == stream.InDomNull {
+		return due
+	}
+	id := de.d.InDom
+	label(stream.LabelInDom, uint32(id))
+	label(stream.LabelInstances, uint32(id))
+	if e := m.indoms[id]; e != nil && len(e.vers) > 1 {
+		for _, v := range e.vers {
+			switch c := v.rec.T.Compare(now); {
+			case c > 0:
+				soon(v.rec.T)
+			case c == 0:
+				// Which of several versions stamped now the search
+				// finds can change just after now: look again.
+				soon(now.Add(time.Nanosecond))
+			}
+		}
+	}
+	return due
 }
 
 // closest finds the version in force at t with pmlogextract's binary
@@ -384,10 +453,11 @@ func (m *metaStore) label(out []stream.Record, typ, ident uint32, now stream.Tim
 	if h == nil {
 		return out
 	}
-	e, ok := h.search(ident)
-	if !ok || e.written || e.rec.T.After(now) {
+	n := h.Search(ident)
+	if n == nil || n.Data.written || n.Data.rec.T.After(now) {
 		return out
 	}
+	e := n.Data
 	e.written = true
 	c := *e.rec
 	c.T = now

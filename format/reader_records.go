@@ -17,6 +17,14 @@ type recordsOptions struct {
 	hasFrom  bool
 	dataOnly bool
 	metaOnly bool
+	bufSize  int
+}
+
+// BufferSize sets the size of the buffer data volumes are read through
+// (default 1 MiB; at least 4 KiB, and a record larger than the buffer
+// still reads). A tool reading many archives at once uses smaller ones.
+func BufferSize(n int) RecordsOption {
+	return func(o *recordsOptions) { o.bufSize = max(n, minBufSize) }
 }
 
 // DataOnly makes Records leave out the metadata: the label, then results
@@ -345,7 +353,11 @@ func (it *archiveIter) openVolume(i int) error {
 		}
 		off = it.seekOff
 	}
-	it.dr.reset(f, v.path, off, dataBufSize, f.Size())
+	size := dataBufSize
+	if it.opt.bufSize > 0 {
+		size = it.opt.bufSize
+	}
+	it.dr.reset(f, v.path, off, size, f.Size())
 	return nil
 }
 

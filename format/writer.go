@@ -203,9 +203,15 @@ func create(base string, opts WriterOptions, hook fileHook) (*Writer, error) {
 	return w, nil
 }
 
+// ArchiveFiles lists the files of the archive at base (a path without
+// suffix): base.meta, base.index and base.N, each maybe with a compression
+// suffix. Tools that replace or remove an archive use it.
+func ArchiveFiles(base string) ([]string, error) {
+	return archiveFiles(filepath.Dir(base), filepath.Base(base))
+}
+
 // archiveFiles lists the files of dir that belong to an archive called
-// name: name.meta, name.index and name.N, each maybe with a compression
-// suffix.
+// name.
 func archiveFiles(dir, name string) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {

@@ -21,6 +21,7 @@ const (
 	quirkEpoch = "pmlogextract loses records in the first second of 1970 (it takes time 0 for 'no time yet')"
 	quirkLost  = "pmlogextract writes a <mark> before, and loses, a record of another input at the same time as the end of an input"
 	quirkTrail = "pmlogextract writes a <mark> after the last record when two inputs end together"
+	quirkCarry = "pcpextract carries discrete values logged before -S to the window's start; pmlogextract loses them"
 )
 
 var extractQuirks = map[string]string{
@@ -29,6 +30,7 @@ var extractQuirks = map[string]string{
 	"host_ram-Lenovo": quirkLost, "hostx_ram-Lenovo": quirkLost, "hostm_ram-Lenovo": quirkLost,
 	"hostx_snort": quirkLost, "hostx_dieyong": quirkLost, "hostx_ha2": quirkLost, "hostx_rattle": quirkLost,
 	"hostx_vldb.engr": quirkTrail,
+	"S-T-native":      quirkCarry,
 }
 
 // wrapValue is the second line of a pmlogcheck wrap report.

@@ -123,6 +123,9 @@ type ValueExpr struct {
 // Eval computes the new value. The result is a float64; the engine
 // converts it to the metric's output type with Retype(Float64(v), type).
 func (e *ValueExpr) Eval(m *vm.VM, env *ValueEnv) (float64, error) {
+	// The constants (I32, COUNTER, ...) live in the environment; the
+	// caller cannot set them (consts is ours), so fill them here.
+	env.Consts = consts
 	out, err := m.Run(e.prog, env)
 	if err != nil {
 		return 0, err

@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/stream"
@@ -335,6 +336,15 @@ func Compile(cfg *Config, meta *format.Metadata, opts CompileOptions) (plan *Pla
 		for _, n := range d.Names {
 			if _, ok := c.names[n]; !ok {
 				c.names[n] = d
+			}
+			// Some old archives pad names with NULs (vldb-disks has
+			// "disk.dev.total\x00\x00..."); libpcp reads names as C
+			// strings, so pmlogrewrite finds them without the padding.
+			if i := strings.IndexByte(n, 0); i >= 0 {
+				t := n[:i]
+				if _, ok := c.names[t]; !ok {
+					c.names[t] = d
+				}
 			}
 		}
 	}
@@ -746,7 +756,9 @@ func (c *compiler) metricClause(mp *MetricPlan, cl MetricClause, first bool) {
 		if d := c.names[cl.Name]; d != nil {
 			c.fail(cl.Pos, Pos{}, "metric name %s already assigned for PMID %s", cl.Name, d.PMID)
 		}
-		mp.New.Names = []string{cl.Name}
+		// pmlogrewrite replaces the one name (its pmNameID, our first)
+		// and keeps the metric's other names.
+		mp.New.Names = replaceName(mp.Old.Names, mp.name, cl.Name)
 		set()
 	case MetricType:
 		if cl.HasIf && old.Type != cl.IfType {
@@ -1102,4 +1114,17 @@ func containsPlan(l []*MetricPlan, mp *MetricPlan) bool {
 		}
 	}
 	return false
+}
+
+// replaceName returns names with old replaced by n (or just n when old is
+// not among them).
+func replaceName(names []string, old, n string) []string {
+	out := append([]string(nil), names...)
+	for i, x := range out {
+		if x == old {
+			out[i] = n
+			return out
+		}
+	}
+	return []string{n}
 }

@@ -76,6 +76,25 @@ if [ ! -d "$HOURLY" ]; then
 fi
 HOURLY_BASES=$(for m in "$HOURLY"/*.meta; do printf '%s ' "${m%.meta}"; done)
 
+# A farm of 8 hosts (pmlogger_farm's layout, a folder per host), each with
+# three of the hourly archives under its own host name.
+FARM=$HOURLY-farm
+if [ ! -d "$FARM" ]; then
+	PMLOGREWRITE=$PCP_BINADM_DIR/pmlogrewrite
+	rm -rf "$FARM.tmp"
+	i=0
+	for b in $HOURLY_BASES; do
+		h=host$((i % 8 + 1))
+		mkdir -p "$FARM.tmp/$h"
+		cfg=$(mktemp)
+		echo "global { hostname -> $h }" >"$cfg"
+		"$PMLOGREWRITE" -c "$cfg" "$b" "$FARM.tmp/$h/$(basename "$b")"
+		rm -f "$cfg"
+		i=$((i + 1))
+	done
+	mv "$FARM.tmp" "$FARM"
+fi
+
 # ---------------------------------------------------------------------------
 
 # files_of BASE...: the files of these archives
@@ -186,12 +205,60 @@ compare "copy, synced to disk" "$PMLOGEXTRACT $BIG $OUT/x && sync" "$BIN/pcpcat 
 compare "copy through a pipe" "" "$BIN/pcpcat $BIG | $BIN/pcpcat -o $OUT/x"
 compare "dump -a" "$PMDUMPLOG -a $BIG >/dev/null" "$BIN/pcpcat -a $BIG >/dev/null"
 
+# A window out of the large archive: ten minutes in the middle.
+WIN="-S @12:00 -T @12:10"
+compare "window -S/-T (10 min)" "$PMLOGEXTRACT $WIN $BIG $OUT/x" "$BIN/pcpextract $WIN $BIG -o $OUT/x"
+
+# pcprewrite against pmlogrewrite: ten rules on the large archive (a
+# rename, renumbers, rescales, retypes, a semantics change, an indom
+# collapse, a delete). The same rules, in the rules language, for -r.
+PMLOGREWRITE_BIN=$PCP_BINADM_DIR/pmlogrewrite
+TEN=$OUT.rules/ten.conf
+TENR=$OUT.rules/ten.rules
+mkdir -p "$OUT.rules"
+cat >"$TEN" <<'RULES'
+metric mem.util.free { name -> mem.util.unused }
+metric swap.used { pmid -> 245.16.200 }
+metric 245.6.* { pmid -> 246.*.* }
+metric kernel.all.uptime { units -> 0,1,0,0,MIN,0 RESCALE }
+metric proc.psinfo.rss { units -> 1,0,0,MBYTE,0,0 RESCALE }
+metric disk.dev.read { type -> U64 }
+metric hinv.ncpu { type -> 64 }
+metric kernel.percpu.cpu.user { indom -> NULL output sum }
+metric network.interface.in.bytes { sem -> instant }
+metric bench.misc.g00.m018 { delete }
+RULES
+cat >"$TENR" <<'RULES'
+metric name == "mem.util.free" { name = "mem.util.unused" }
+metric name == "swap.used" { pmid = PMID(245, 16, 200) }
+metric domain == 245 && cluster == 6 { pmid = PMID(246, cluster, item) }
+metric name == "kernel.all.uptime" { units = UNITS("0,1,0,0,MIN,0") rescale }
+metric name == "proc.psinfo.rss" { units = UNITS("1,0,0,MBYTE,0,0") rescale }
+metric name == "disk.dev.read" { type = U64 }
+metric name == "hinv.ncpu" { type = I64 }
+metric name == "kernel.percpu.cpu.user" { indom = NULL output sum }
+metric name == "network.interface.in.bytes" { sem = INSTANT }
+metric name == "bench.misc.g00.m018" { delete }
+RULES
+compare "rewrite (10 rules)" "$PMLOGREWRITE_BIN -c $TEN $BIG $OUT/x" "$BIN/pcprewrite -c $TEN $BIG -o $OUT/x"
+compare "rewrite (10 rules, -r)" "" "$BIN/pcprewrite -r $TENR $BIG -o $OUT/x"
+compare "rewrite through a pipe" "" "$BIN/pcpcat $BIG | $BIN/pcprewrite -c $TEN | $BIN/pcpcat -o $OUT/x"
+rm -rf "$OUT.rules"
+
 # shellcheck disable=SC2086 # HOURLY_BASES is a list
 input "$(basename "$HOURLY") ($(echo $HOURLY_BASES | wc -w) archives)" $HOURLY_BASES
 compare "cp (floor)" "cp $HOURLY/* $OUT/" ""
-# pcpcat concatenates archives that follow each other in time (what a
-# merge of one host's hourly archives amounts to); pcpextract will merge.
-compare "merge (pcpcat concatenates)" "$PMLOGEXTRACT $HOURLY_BASES $OUT/x" "$BIN/pcpcat $HOURLY_BASES -o $OUT/x"
+compare "merge" "$PMLOGEXTRACT $HOURLY_BASES $OUT/x" "$BIN/pcpextract $HOURLY_BASES -o $OUT/x"
+# pcpcat concatenates archives that follow each other in time, with
+# libpcp's multi-archive rules rather than pmlogextract's.
+compare "concatenate (pcpcat)" "" "$BIN/pcpcat $HOURLY_BASES -o $OUT/x"
+
+# shellcheck disable=SC2046 # one word per archive
+input "$(basename "$FARM") (8 hosts x 3 archives)" $(for m in "$FARM"/*/*.meta; do printf '%s ' "${m%.meta}"; done)
+# PCP has no folio merge: one pmlogextract per host, one after the other,
+# against pcpextract --folio (hosts in parallel, one per core).
+FARM_PCP="for h in $FARM/*; do $PMLOGEXTRACT \$h/*.meta $OUT/\$(basename \$h) || exit 1; done"
+compare "folio merge (8 hosts)" "$FARM_PCP" "$BIN/pcpextract --folio $FARM -o $OUT/farm"
 
 # ---------------------------------------------------------------------------
 

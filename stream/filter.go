@@ -20,13 +20,39 @@ type Pick struct {
 // for it); value blocks are copied as they are, after the value sets, the
 // layout PCP's encoder uses. r itself is not changed.
 func (r *Result) AppendSelected(dst []byte, pick func(PMID) Pick) ([]byte, int, error) {
-	start := len(dst)
-	// Two passes over the value sets: sizes first (pointers need the
-	// offset where the blocks start), then the bytes.
 	var sets [16]keptSet
-	keep := sets[:0]
+	keep, err := r.collect(sets[:0], pick)
+	if err != nil {
+		return dst, 0, err
+	}
+	dst, err = encodeKept(dst, PointerBase(r.Version), keep)
+	if err != nil {
+		return dst, 0, err
+	}
+	return dst, len(keep), nil
+}
+
+// JoinResults appends to dst the body of one result holding every value
+// set of parts, in order. The parts must all have the given version,
+// which the body has too.
+func JoinResults(dst []byte, version uint8, parts []*Result) ([]byte, error) {
+	var keep []keptSet
+	all := func(PMID) Pick { return Pick{Keep: true} }
+	for _, p := range parts {
+		if (p.Version >= 3) != (version >= 3) {
+			return dst, fmt.Errorf("joining a v%d result into a v%d one", p.Version, version)
+		}
+		var err error
+		if keep, err = p.collect(keep, all); err != nil {
+			return dst, err
+		}
+	}
+	return encodeKept(dst, PointerBase(version), keep)
+}
+
+// collect appends to keep the value sets of r that pick keeps.
+func (r *Result) collect(keep []keptSet, pick func(PMID) Pick) ([]keptSet, error) {
 	it := r.VSets()
-	size := 4
 	for it.Next() {
 		vs := it.VSet()
 		p := pick(vs.PMID)
@@ -45,15 +71,23 @@ func (r *Result) AppendSelected(dst []byte, pick func(PMID) Pick) ([]byte, int, 
 			}
 		}
 		keep = append(keep, k)
+	}
+	return keep, it.Err()
+}
+
+// encodeKept appends the body of a result of the kept value sets, with
+// pointers for a record whose pointer base is base. Two passes: the value
+// sets first (pointers need to know where the blocks start), then the
+// blocks.
+func encodeKept(dst []byte, base uint32, keep []keptSet) ([]byte, error) {
+	start := len(dst)
+	size := 4
+	for i := range keep {
 		size += 8
-		if n := k.count(); n > 0 {
+		if n := keep[i].count(); n > 0 {
 			size += 4 + 8*n
 		}
 	}
-	if err := it.Err(); err != nil {
-		return dst, 0, err
-	}
-	base := PointerBase(r.Version)
 	blockOff := size
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(keep)))
 	for i := range keep {
@@ -79,7 +113,7 @@ func (r *Result) AppendSelected(dst []byte, pick func(PMID) Pick) ([]byte, int, 
 			}
 			blk, err := blockAt(k.vs.body, k.vs.base, w, k.vs.off+8*vi+4)
 			if err != nil {
-				return dst[:start], 0, err
+				return dst[:start], err
 			}
 			dst = binary.BigEndian.AppendUint32(dst, base+uint32(blockOff/4))
 			blockOff += (len(blk) + 3) &^ 3
@@ -108,9 +142,9 @@ func (r *Result) AppendSelected(dst []byte, pick func(PMID) Pick) ([]byte, int, 
 		}
 	}
 	if len(dst)-start != blockOff {
-		return dst[:start], 0, fmt.Errorf("internal error: selected result is %d bytes, expected %d", len(dst)-start, blockOff)
+		return dst[:start], fmt.Errorf("internal error: selected result is %d bytes, expected %d", len(dst)-start, blockOff)
 	}
-	return dst, len(keep), nil
+	return dst, nil
 }
 
 // keptSet is a value set AppendSelected keeps, and which of its values.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -64,22 +63,7 @@ func dumpArchives(c *cli.Context, names []string, v views, stdin *os.File, stdou
 			return err
 		}
 		defer os.RemoveAll(dir)
-		in, err := toolio.OpenInputs(names, stdin, warner(stderr))
-		if err != nil {
-			return err
-		}
-		base := filepath.Join(dir, "input")
-		sink, err := toolio.OpenOutput(base, format.WriterOptions{Warn: warner(stderr)}, nil)
-		if err != nil {
-			in.Close()
-			return err
-		}
-		err = toolio.Copy(in.Iter, sink)
-		in.Close()
-		if err != nil {
-			return err
-		}
-		if a, err = format.Open(base, format.WithWarn(warner(stderr))); err != nil {
+		if a, err = toolio.Spill(names, stdin, dir, "input", format.WriterOptions{}, warner(stderr)); err != nil {
 			return err
 		}
 	}

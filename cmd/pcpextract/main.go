@@ -41,7 +41,7 @@ const (
 
 var valued = map[string]bool{"o": true, "output": true, "c": true, "config": true, "S": true, "start": true,
 	"T": true, "finish": true, "s": true, "samples": true, "v": true, "volsamples": true, "V": true,
-	"outputversion": true, "Z": true, "timezone": true, "folio": true, "j": true, "jobs": true}
+	"outputversion": true, "Z": true, "timezone": true, "j": true, "jobs": true}
 
 type usageError struct{ msg string }
 
@@ -91,6 +91,7 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 			&cli.BoolFlag{Name: "folio", Usage: "the arguments are archive folios or directories of archives of several hosts: merge each host's archives into OUT/<host>/"},
 			&cli.IntFlag{Name: "j", Aliases: []string{"jobs"}, Usage: "with --folio, merge at most `N` hosts at once (default: the number of CPUs)"},
 			&cli.BoolFlag{Name: "zstd", Usage: "write data volumes as seekable zstd (.N.zst; PCP reads them from 6.3.2)"},
+			&cli.BoolFlag{Name: "no-carry", Usage: "with -S, do not carry the values of discrete metrics logged before the window to its start"},
 		)
 	}
 	app := &cli.App{
@@ -170,6 +171,9 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 	s.wopts = format.WriterOptions{Version: s.opts.Version, StartAtFirstRecord: true, DeltaInDoms: true, IndexRepeats: true}
 	if !compat {
 		s.wopts.Zstd = c.Bool("zstd")
+		// pmlogextract loses what was logged once before -S; under its
+		// own name pcpextract carries it to the window's start.
+		s.opts.CarryDiscrete = !c.Bool("no-carry")
 	}
 	if v := c.String("v"); v != "" {
 		if n, err := strconv.Atoi(v); err == nil {
@@ -254,14 +258,6 @@ func (s *settings) merge(j job) (err error) {
 	}
 	opts := s.opts
 	opts.Warn = s.warn
-	var metas []*format.Metadata
-	for _, a := range archives {
-		m, err := a.Meta()
-		if err != nil {
-			return err
-		}
-		metas = append(metas, m)
-	}
 	if len(archives) > 0 {
 		start, end, ok, err := extract.Bounds(archives)
 		if err != nil {
@@ -278,7 +274,22 @@ func (s *settings) merge(j job) (err error) {
 		if len(archives) == 0 {
 			return usageError{"-c needs archives named as arguments"}
 		}
+		// The names and instances of a configuration are looked up in
+		// the inputs' metadata, loaded whole for that.
+		var metas []*format.Metadata
+		for _, a := range archives {
+			m, err := a.Meta()
+			if err != nil {
+				return err
+			}
+			metas = append(metas, m)
+		}
 		opts.Select = extract.Resolve(s.config, metas, s.cfgName, s.warn)
+		if len(opts.Select.PMIDs()) == 0 {
+			// pmlogextract extracts everything then; nothing is what
+			// was asked for.
+			return fmt.Errorf("%s: no metric of the configuration is in the inputs: no output written", s.cfgName)
+		}
 	}
 	x, err := extract.New(inputs, opts)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 
 	"github.com/pcptools/pcptools/format"
@@ -170,4 +171,27 @@ func Copy(it stream.Iterator, sink Sink) error {
 		return err
 	}
 	return nil
+}
+
+// Spill writes the records of the inputs (archives named, or the stream
+// on stdin when names is empty) to a new archive under dir, called name,
+// and opens it: for tools that need an archive's whole metadata before its
+// first record (dump views, rewrite plans) when the input is a stream.
+// The caller removes dir.
+func Spill(names []string, stdin *os.File, dir, name string, opts format.WriterOptions, warn func(error)) (*format.Archive, error) {
+	in, err := OpenInputs(names, stdin, warn)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	base := filepath.Join(dir, name)
+	opts.Warn = warn
+	sink, err := OpenOutput(base, opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := Copy(in.Iter, sink); err != nil {
+		return nil, err
+	}
+	return format.Open(base, format.WithWarn(warn))
 }

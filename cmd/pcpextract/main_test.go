@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/pcptools/pcptools/folio"
+	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/example"
+	"github.com/pcptools/pcptools/stream"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"pcpextract":   func() { os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
+		"pmlogextract": func() { os.Exit(run(append([]string{"pmlogextract"}, os.Args[1:]...), os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs the command-line sessions in testdata/script.
+func TestScripts(t *testing.T) {
+	ex, err := filepath.Abs("../../testdata/example/demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("EXAMPLE", ex)
+			env.Setenv("TZ", "UTC")
+			return nil
+		},
+	})
+}
+
+// writeHalves writes the example archive's records as two archives of
+// host, one per half of its data (each with all the metadata).
+func writeHalves(t *testing.T, dir, host string) []string {
+	t.Helper()
+	recs, err := example.Records()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta, data []stream.Record
+	var label stream.Label
+	for _, r := range recs {
+		switch r := r.(type) {
+		case *stream.Label:
+			if r.Vol <= 0 {
+				label = *r
+			}
+		case *stream.Result, *stream.Mark:
+			data = append(data, r)
+		default:
+			meta = append(meta, r)
+		}
+	}
+	label.Hostname = host
+	var bases []string
+	for i, part := range [][]stream.Record{data[:len(data)/2], data[len(data)/2:]} {
+		base := filepath.Join(dir, host, []string{"first", "second"}[i])
+		if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		w, err := format.Create(base, format.WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := label
+		l.Start = part[0].Time()
+		recs := append([]stream.Record{&l}, meta...)
+		for _, r := range append(recs, part...) {
+			if err := w.Write(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		bases = append(bases, base)
+	}
+	return bases
+}
+
+func countData(t *testing.T, base string) int {
+	t.Helper()
+	a, err := format.Open(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := a.Records(format.DataOnly())
+	defer it.Close()
+	n := 0
+	for it.Next() {
+		if _, ok := it.At().(*stream.Result); ok {
+			n++
+		}
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestFolio(t *testing.T) {
+	in := t.TempDir()
+	a := writeHalves(t, in, "alpha")
+	b := writeHalves(t, in, "beta")
+	want := countData(t, a[0]) + countData(t, a[1])
+
+	// A directory of per-host folders, and a folio naming archives.
+	f := filepath.Join(t.TempDir(), "in.folio")
+	fh, err := os.Create(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := folio.Write(fh, &folio.Folio{Creator: "test", Archives: []folio.Archive{{Host: "beta", Path: b[0]}, {Host: "beta", Path: b[1]}}}); err != nil {
+		t.Fatal(err)
+	}
+	fh.Close()
+
+	for _, args := range [][]string{{filepath.Join(in, "alpha"), filepath.Join(in, "beta")}, {filepath.Join(in, "alpha"), f}} {
+		out := filepath.Join(t.TempDir(), "out")
+		var stdout, stderr bytes.Buffer
+		code := run(append(append([]string{"pcpextract", "--folio"}, args...), "-o", out), nil, &stdout, &stderr)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		fo, err := folio.Read(filepath.Join(out, "Folio"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fo.Archives) != 2 || fo.Archives[0].Host != "alpha" || fo.Archives[1].Host != "beta" {
+			t.Fatalf("folio %+v", fo.Archives)
+		}
+		for _, ar := range fo.Archives {
+			if got := countData(t, ar.Path); got != want {
+				t.Errorf("%s: %d results, want %d", ar.Path, got, want)
+			}
+			if !strings.HasPrefix(ar.Path, filepath.Join(out, ar.Host)+"/") {
+				t.Errorf("%s not under %s/%s", ar.Path, out, ar.Host)
+			}
+		}
+	}
+
+	// A host that fails does not stop the others; the exit status says so.
+	bad := filepath.Join(in, "gamma")
+	if err := os.MkdirAll(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "x.meta"), []byte("not an archive"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"pcpextract", "--folio", in, "-o", out}, nil, &stdout, &stderr)
+	if code == 0 || !strings.Contains(stderr.String(), "x.meta") {
+		t.Fatalf("exit %d, stderr %q: want a failure naming the bad archive", code, stderr.String())
+	}
+}

@@ -1,0 +1,879 @@
+// Package rewrite applies a compiled rules.Plan to a record stream: the
+// engine of pcprewrite. It is a stream.Iterator filter, so it sits in a
+// pipe between a reader and a writer like every other stage.
+//
+//	archive ──Records──▶ rewrite.New(plan) ──▶ format.Writer ──▶ archive
+//	                          │
+//	                          └── IndexHints ──▶ FixIndex (pmlogrewrite's .index)
+//
+// The output is what pmlogrewrite(1) of PCP 6.0.3 writes, record for
+// record:
+//
+//   - Metadata is held back and released in pmlogrewrite's order: before
+//     each data record, the .meta records up to the first descriptor of a
+//     metric that record does not hold (all descriptors once an event
+//     metric has been seen), or the first instance domain or label set
+//     stamped after it. Metadata left after the last data record is
+//     dropped, as pmlogrewrite drops it.
+//   - Instance domains are resolved (deltas applied) before they are
+//     rewritten and written as full records; the writer (DeltaInDoms)
+//     turns them back into deltas where PCP would. A domain no output
+//     metric uses any more, or left with no instances, is not written.
+//   - A result whose metrics no rule touches passes through as bytes,
+//     without decoding or allocating; one that needs changes is re-encoded
+//     as libpcp's __pmEncodeResult lays results out (value sets, then the
+//     value blocks in the same order, padded with '~').
+//   - A result whose value sets are all deleted is dropped (a <mark> is
+//     always kept).
+//
+// pmlogrewrite's temporal index differs from the one the writer builds
+// (pmlogextract's): an entry wherever the input index has one at the same
+// time, after any instance domain, label set or help text, at the first
+// record, after a <mark>, and a final one only when the last record had
+// none. The Rewriter records where those entries go (IndexHints) and
+// FixIndex rewrites the finished archive's .index from them.
+//
+// Designs rejected:
+//   - Compiling the plan lazily per PMID as descriptors arrive, for stdin
+//     streams: pmlogrewrite's checks (conflicts, names in use, instances
+//     made ambiguous) and its -q need the whole metadata before the first
+//     record. pcprewrite spools a stream on stdin to a temporary archive
+//     instead, and compiles against its metadata.
+//   - Decoding every result into Go values and re-encoding (pmlogrewrite's
+//     way): most records of a typical rewrite hold only untouched metrics.
+package rewrite
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/rules"
+	"github.com/pcptools/pcptools/stream"
+)
+
+// Options configure a Rewriter.
+type Options struct {
+	// OutputVersion is the version of the archive written (2 or 3); 0
+	// means the version of the input's label.
+	OutputVersion int
+	// Meta is the input's metadata. With it, instance domains that no
+	// output metric uses are dropped (as pmlogrewrite does); without it,
+	// every domain is kept.
+	Meta *format.Metadata
+	// Index is the input's temporal index, for IndexHints; may be nil.
+	Index []format.IndexEntry
+}
+
+// IndexHint says where pmlogrewrite puts a temporal index entry: at time
+// T, before the data record numbered Data (counting the data records
+// written, from 0; equal to their number for an entry at the end), with
+// the .meta offset after the first Meta metadata records written (-1: the
+// end of the .meta).
+type IndexHint struct {
+	T    stream.Timestamp
+	Data int
+	Meta int
+}
+
+// Rewriter is the rewriting filter. Create it with New.
+type Rewriter struct {
+	in     stream.Iterator
+	plan   *rules.Plan
+	opts   Options
+	outVer int
+	shift  *rules.TimeShift
+
+	pend  []stream.Record // held metadata (copies), .meta order
+	phead int
+	out   []stream.Record // records ready to hand out
+	outI  int
+	cur   stream.Record
+
+	tracker   *stream.InDomTracker
+	refs      map[stream.InDomID]int
+	seenEvent bool
+	started   bool
+	needti    bool
+	tiIdx     int
+	metaOut   int
+	nData     int
+	hints     []IndexHint
+	lastT     stream.Timestamp
+	lastData  int
+	lastIdxed bool
+	haveData  bool
+	finished  bool
+	err       error
+
+	label stream.Label
+	mark  stream.Mark
+	res   stream.Result
+	buf   []byte // encoded bodies (owned)
+	enc   encoder
+	nums  []rules.Num
+	vm    vm.VM
+	env   rules.ValueEnv
+	names map[stream.InDomID]*stream.InstanceSet // current set per input indom, for iname
+	scale map[stream.PMID]rules.Scale
+}
+
+// New returns a Rewriter applying plan to the records of in.
+func New(in stream.Iterator, plan *rules.Plan, opts Options) *Rewriter {
+	r := &Rewriter{in: in, plan: plan, opts: opts, outVer: opts.OutputVersion,
+		tracker: stream.NewInDomTracker(), scale: map[stream.PMID]rules.Scale{}}
+	r.shift = plan.Global.Shift
+	if opts.Meta != nil {
+		r.refs = refCounts(plan, opts.Meta)
+	}
+	for id, mp := range plan.Metrics {
+		if mp.Changes&rules.ChangeRescale != 0 {
+			s, err := rules.ScaleFor(mp.Old.Units, mp.New.Units)
+			if err != nil {
+				s = rules.Scale{Mult: 1, Div: 1}
+			}
+			r.scale[id] = s
+		}
+	}
+	return r
+}
+
+// refCounts counts, per input instance domain, the output metrics that use
+// it, as pmlogrewrite does before it writes anything.
+func refCounts(plan *rules.Plan, meta *format.Metadata) map[stream.InDomID]int {
+	refs := map[stream.InDomID]int{}
+	for _, d := range meta.Descs {
+		if d.InDom != stream.InDomNull {
+			refs[d.InDom]++
+		}
+	}
+	for _, mp := range plan.Metrics {
+		switch {
+		case mp.Changes&rules.ChangeDelete != 0:
+			if mp.Old.InDom != stream.InDomNull {
+				refs[mp.Old.InDom]--
+			}
+		case mp.Changes&rules.ChangeInDom != 0:
+			if mp.Old.InDom != stream.InDomNull {
+				refs[mp.Old.InDom]--
+			}
+			if n := mp.New.InDom; n != stream.InDomNull {
+				if _, ok := refs[n]; ok {
+					refs[n]++
+				} else {
+					for _, ip := range plan.InDoms {
+						if ip.New == n {
+							if _, ok := refs[ip.Old]; ok {
+								refs[ip.Old]++
+							}
+							break
+						}
+					}
+				}
+			}
+		}
+	}
+	return refs
+}
+
+// Next implements stream.Iterator.
+func (r *Rewriter) Next() bool {
+	for {
+		if r.outI < len(r.out) {
+			r.cur = r.out[r.outI]
+			r.outI++
+			return true
+		}
+		clear(r.out)
+		r.out, r.outI = r.out[:0], 0
+		if r.err != nil || r.finished {
+			return false
+		}
+		if !r.in.Next() {
+			r.err = r.in.Err()
+			r.finish()
+			return false
+		}
+		if err := r.handle(r.in.At()); err != nil {
+			r.err = err
+			return false
+		}
+	}
+}
+
+// At implements stream.Iterator.
+func (r *Rewriter) At() stream.Record { return r.cur }
+
+// Err implements stream.Iterator.
+func (r *Rewriter) Err() error { return r.err }
+
+// DataRecords returns the number of data records (results and marks)
+// handed out so far.
+func (r *Rewriter) DataRecords() int { return r.nData }
+
+// IndexHints returns where pmlogrewrite's temporal index entries go; it
+// is complete once Next has returned false without an error.
+func (r *Rewriter) IndexHints() []IndexHint { return r.hints }
+
+func (r *Rewriter) finish() {
+	r.finished = true
+	if r.haveData && !r.lastIdxed {
+		r.hints = append(r.hints, IndexHint{T: r.lastT, Data: r.lastData, Meta: -1})
+	}
+	// pmlogrewrite stops at the last data record: metadata after it is
+	// never written.
+	r.pend, r.phead = nil, 0
+}
+
+func (r *Rewriter) shiftT(t stream.Timestamp) stream.Timestamp {
+	if r.shift == nil {
+		return t
+	}
+	return r.shift.Apply(t)
+}
+
+func (r *Rewriter) emitMeta(rec stream.Record) {
+	r.out = append(r.out, rec)
+	r.metaOut++
+}
+
+func (r *Rewriter) handle(rec stream.Record) error {
+	switch v := rec.(type) {
+	case *stream.Label:
+		r.label = *v
+		g := &r.plan.Global
+		if r.outVer == 0 {
+			r.outVer = v.Version
+		}
+		if g.Hostname != nil {
+			r.label.Hostname = *g.Hostname
+		}
+		if g.TimeZone != nil {
+			r.label.Timezone = *g.TimeZone
+		}
+		if g.ZoneInfo != nil {
+			r.label.Zoneinfo = *g.ZoneInfo
+		}
+		if g.Features != nil {
+			r.label.Features = *g.Features
+		}
+		r.label.Start = r.shiftT(v.Start)
+		r.out = append(r.out, &r.label)
+	case *stream.Desc, *stream.InDom, *stream.LabelSet, *stream.Text:
+		r.pend = append(r.pend, stream.CloneRecord(rec))
+	case *stream.Result:
+		return r.data(v, v.T)
+	case *stream.Mark:
+		return r.data(nil, v.T)
+	default:
+		return fmt.Errorf("rewrite: unexpected %s record", rec.Kind())
+	}
+	return nil
+}
+
+// data handles one data record: the metadata it releases, then itself.
+func (r *Rewriter) data(res *stream.Result, t stream.Timestamp) error {
+	if r.outVer == 0 {
+		r.outVer = 2
+		if res != nil && res.Version >= 3 {
+			r.outVer = 3
+		}
+	}
+	metaBefore := r.metaOut
+	dataBefore := r.nData
+	if idx := r.opts.Index; r.tiIdx < len(idx) && idx[r.tiIdx].T == t {
+		r.needti = true
+		r.tiIdx++
+	}
+	st := r.shiftT(t)
+	if !r.started {
+		r.newLabels(st)
+	}
+	if err := r.release(res, t); err != nil {
+		return err
+	}
+	if !r.started {
+		r.started = true
+		r.needti = true
+	}
+	hint := r.needti
+	r.needti = false
+	if hint {
+		r.hints = append(r.hints, IndexHint{T: st, Data: dataBefore, Meta: metaBefore})
+	}
+	r.haveData, r.lastT, r.lastData, r.lastIdxed = true, st, dataBefore, hint
+	if res == nil {
+		r.needti = true // an entry at the record after a <mark>
+		r.mark.T = st
+		r.out = append(r.out, &r.mark)
+		r.nData++
+		return nil
+	}
+	keep, err := r.result(res, st)
+	if err != nil {
+		return err
+	}
+	if keep {
+		r.out = append(r.out, &r.res)
+		r.nData++
+	}
+	return nil
+}
+
+// release hands out the held metadata that pmlogrewrite writes before the
+// data record res (nil for a <mark>) at time t.
+func (r *Rewriter) release(res *stream.Result, t stream.Timestamp) error {
+	for r.phead < len(r.pend) {
+		rec := r.pend[r.phead]
+		switch v := rec.(type) {
+		case *stream.Desc:
+			if !r.seenEvent {
+				if v.Type == stream.TypeEvent || v.Type == stream.TypeHighresEvent {
+					r.seenEvent = true
+				} else if !holds(res, v.PMID) {
+					return nil
+				}
+			}
+			r.doDesc(v)
+		case *stream.InDom:
+			if v.T.After(t) {
+				return nil
+			}
+			r.needti = true
+			if err := r.doInDom(v); err != nil {
+				return err
+			}
+		case *stream.LabelSet:
+			if v.T.After(t) {
+				return nil
+			}
+			r.needti = true
+			r.doLabelSet(v)
+		case *stream.Text:
+			r.needti = true
+			r.doText(v)
+		}
+		r.pend[r.phead] = nil
+		r.phead++
+	}
+	r.pend, r.phead = r.pend[:0], 0
+	return nil
+}
+
+func holds(res *stream.Result, id stream.PMID) bool {
+	if res == nil {
+		return false
+	}
+	it := res.VSets()
+	for it.Next() {
+		if it.VSet().PMID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Rewriter) doDesc(d *stream.Desc) {
+	d.T = r.shiftT(d.T)
+	// libpcp reads names as C strings: pmlogrewrite writes a name padded
+	// with NULs (as in some old archives) without the padding.
+	for i, n := range d.Names {
+		if k := strings.IndexByte(n, 0); k >= 0 {
+			d.Names[i] = n[:k]
+		}
+	}
+	mp := r.plan.Metric(d.PMID)
+	if mp == nil || mp.Changes == 0 {
+		r.emitMeta(d)
+		return
+	}
+	if mp.Changes&rules.ChangeDelete != 0 {
+		return
+	}
+	if mp.Changes&rules.ChangePMID != 0 {
+		d.PMID = mp.New.PMID
+	}
+	if mp.Changes&rules.ChangeName != 0 {
+		d.Names = mp.New.Names
+	}
+	if mp.Changes&rules.ChangeType != 0 {
+		d.Type = mp.New.Type
+	}
+	if mp.Changes&rules.ChangeInDom != 0 {
+		d.InDom = mp.New.InDom
+	}
+	if mp.Changes&rules.ChangeSem != 0 {
+		d.Sem = mp.New.Sem
+	}
+	if mp.Changes&rules.ChangeUnits != 0 {
+		d.Units = mp.New.Units
+	}
+	r.emitMeta(d)
+}
+
+func (r *Rewriter) fullInDom(t stream.Timestamp, id stream.InDomID, set *stream.InstanceSet) *stream.InDom {
+	enc := stream.InDomFull
+	if r.outVer < 3 {
+		enc = stream.InDomV2
+	}
+	return &stream.InDom{T: t, InDom: id, Encoding: enc, Insts: set.Insts, Names: set.Names}
+}
+
+func (r *Rewriter) doInDom(d *stream.InDom) error {
+	set, err := r.tracker.Apply(d)
+	if err != nil {
+		return fmt.Errorf("rewrite: %w", err)
+	}
+	if r.refs != nil {
+		if n, ok := r.refs[d.InDom]; ok && n <= 0 {
+			return nil
+		}
+	}
+	t := r.shiftT(d.T)
+	id := d.InDom
+	ip := r.plan.InDom(id)
+	if ip != nil && ip.Duplicate {
+		r.emitMeta(r.fullInDom(t, id, set))
+	}
+	if ip != nil {
+		set = ip.Apply(set)
+		id = ip.New
+	}
+	if len(set.Insts) > 0 {
+		r.emitMeta(r.fullInDom(t, id, set))
+	}
+	return nil
+}
+
+func (r *Rewriter) doText(t *stream.Text) {
+	t.T = r.shiftT(t.T)
+	tp := r.plan.Text(t)
+	if tp != nil {
+		if tp.Delete {
+			return
+		}
+		if tp.ChangeID {
+			t.Ident = tp.NewIdent
+		}
+		if tp.NewText != nil {
+			t.Text = *tp.NewText
+		}
+	}
+	r.emitMeta(t)
+}
+
+// newLabels writes the NEW labels, at the time of the first data record.
+func (r *Rewriter) newLabels(t stream.Timestamp) {
+	for _, n := range r.plan.New {
+		set := buildSet(n.Inst, []label{{name: n.Name, value: n.Value, flags: uint8(n.Type)}})
+		r.emitMeta(&stream.LabelSet{T: t, Type: n.Type, Ident: n.Ident, Sets: []stream.OneLabelSet{set}})
+	}
+}
+
+// ---------------------------------------------------------------------------
+// results
+
+// ErrValue wraps a value that cannot be converted.
+var ErrValue = errors.New("value conversion")
+
+// result rewrites res into r.res; false when nothing is left to write.
+func (r *Rewriter) result(res *stream.Result, t stream.Timestamp) (bool, error) {
+	touched := false
+	it := res.VSets()
+	for it.Next() {
+		if r.plan.Metrics[it.VSet().PMID] != nil {
+			touched = true
+			break
+		}
+	}
+	if err := it.Err(); err != nil {
+		return false, fmt.Errorf("result at %s: %w", t, err)
+	}
+	if !touched {
+		r.res.T, r.res.Version, r.res.Body = t, res.Version, res.Body
+		return true, nil
+	}
+	e := &r.enc
+	e.reset()
+	it = res.VSets()
+	for it.Next() {
+		vs := it.VSet()
+		mp := r.plan.Metrics[vs.PMID]
+		if mp == nil {
+			if err := e.addRaw(vs, vs.PMID, -1); err != nil {
+				return false, err
+			}
+			continue
+		}
+		if err := r.rewriteSet(vs, mp, t); err != nil {
+			return false, err
+		}
+	}
+	if len(e.sets) == 0 {
+		return false, nil
+	}
+	r.res.T, r.res.Version = t, res.Version
+	// Never into r.res.Body: after a pass-through it aliases the input's
+	// buffer.
+	r.buf = e.encode(r.buf[:0], res.Version)
+	r.res.Body = r.buf
+	return true, nil
+}
+
+// rewriteSet applies a metric's plan to one value set, in pmlogrewrite's
+// order (see rules.MetricPlan).
+func (r *Rewriter) rewriteSet(vs *stream.VSet, mp *rules.MetricPlan, t stream.Timestamp) error {
+	if mp.Changes&rules.ChangeDelete != 0 {
+		return nil
+	}
+	e := &r.enc
+	pmid := vs.PMID
+	if mp.Changes&rules.ChangePMID != 0 {
+		pmid = mp.New.PMID
+	}
+	if vs.NumVal <= 0 {
+		e.sets = append(e.sets, outSet{pmid: pmid, numval: vs.NumVal})
+		return nil
+	}
+	oldT := mp.Old.Type
+	fail := func(inst int32, err error) error {
+		in := "singular"
+		if inst != stream.InstNull {
+			in = fmt.Sprintf("instance %d", inst)
+		}
+		return fmt.Errorf("metric %s (%s), %s, at %s: %w", metricName(mp), mp.Old.PMID, in, t.Time().Format("2006-01-02 15:04:05.000000000 UTC"), err)
+	}
+	// Gather the values; numbers are decoded only when something computes.
+	compute := mp.Changes&(rules.ChangeRescale|rules.ChangeType|rules.ChangeValue) != 0
+	reduce := mp.Changes&rules.ChangeInDom != 0 && mp.Output != rules.OutputAll
+	start := len(e.vals)
+	s := outSet{pmid: pmid, valfmt: vs.ValFmt, typ: oldT, first: start}
+	pick, fresh := -1, false
+	var pnum rules.Num
+	if reduce {
+		switch mp.Output {
+		case rules.OutputFirst:
+			pick = 0
+		case rules.OutputLast:
+			pick = vs.Values() - 1
+		case rules.OutputInst:
+			for i := 0; i < vs.Values(); i++ {
+				if vs.Inst(i) == mp.PickInst {
+					pick = i
+					break
+				}
+			}
+		default:
+			r.nums = r.nums[:0]
+			for i := 0; i < vs.Values(); i++ {
+				n, err := r.num(vs, i, oldT)
+				if err != nil {
+					return fail(vs.Inst(i), err)
+				}
+				r.nums = append(r.nums, n)
+			}
+			pick, pnum = rules.Reduce(mp.Output, r.nums)
+			fresh = mp.Output == rules.OutputSum || mp.Output == rules.OutputAvg
+		}
+		if pick >= 0 {
+			v, err := rawVal(vs, pick)
+			if err != nil {
+				return fail(vs.Inst(pick), err)
+			}
+			v.inst = mp.OutputInstance(v.inst)
+			if fresh {
+				v.fresh, v.num = true, pnum
+			}
+			e.vals = append(e.vals, v)
+		}
+	} else {
+		for i := 0; i < vs.Values(); i++ {
+			v, err := rawVal(vs, i)
+			if err != nil {
+				return fail(vs.Inst(i), err)
+			}
+			e.vals = append(e.vals, v)
+		}
+	}
+	// Instance renumbering and deletion from the indom rule.
+	if ip := mp.InstMap; ip != nil {
+		w := start
+		for k := start; k < len(e.vals); k++ {
+			v := e.vals[k]
+			n, ok := ip.MapInst(v.inst)
+			if !ok {
+				continue
+			}
+			v.inst = n
+			e.vals[w] = v
+			w++
+		}
+		e.vals = e.vals[:w]
+	}
+	if compute || fresh {
+		newT := oldT
+		if mp.Changes&rules.ChangeType != 0 {
+			newT = mp.New.Type
+		}
+		for k := start; k < len(e.vals); k++ {
+			v := &e.vals[k]
+			n := v.num
+			if !v.fresh {
+				var err error
+				if n, err = numOf(v, oldT); err != nil {
+					return fail(v.inst, err)
+				}
+			}
+			if mp.Changes&rules.ChangeRescale != 0 {
+				n = r.scale[mp.Old.PMID].Apply(n)
+			}
+			if newT != oldT {
+				var err error
+				if n, err = rules.Retype(n, newT); err != nil {
+					return fail(v.inst, fmt.Errorf("%s to PM_TYPE_%s: %w", n, rules.TypeName(newT), err))
+				}
+			}
+			if mp.Value != nil {
+				x, err := r.evalValue(mp, pmid, newT, v.inst, n, t)
+				if err != nil {
+					return fail(v.inst, err)
+				}
+				if n, err = rules.Retype(rules.Float64(x), newT); err != nil {
+					return fail(v.inst, fmt.Errorf("%v to PM_TYPE_%s: %w", x, rules.TypeName(newT), err))
+				}
+			}
+			v.fresh, v.num = true, n
+		}
+		s.typ = newT
+	}
+	s.n = len(e.vals) - start
+	s.numval = int32(s.n)
+	e.sets = append(e.sets, s)
+	return nil
+}
+
+func metricName(mp *rules.MetricPlan) string {
+	if len(mp.Old.Names) > 0 {
+		return mp.Old.Names[0]
+	}
+	return mp.Old.PMID.String()
+}
+
+func (r *Rewriter) num(vs *stream.VSet, i int, t stream.Type) (rules.Num, error) {
+	v, err := vs.Value(i)
+	if err != nil {
+		return rules.Num{}, err
+	}
+	return rules.NumFromValue(v, t)
+}
+
+func (r *Rewriter) evalValue(mp *rules.MetricPlan, pmid stream.PMID, t stream.Type, inst int32, n rules.Num, ts stream.Timestamp) (float64, error) {
+	env := &r.env
+	env.Name = metricName(mp)
+	env.Metric = env.Name
+	env.PMID = pmid
+	env.Type = t
+	env.Instance = int(inst)
+	env.IName = ""
+	if inst != stream.InstNull && mp.Old.InDom != stream.InDomNull {
+		if set := r.tracker.Current(mp.Old.InDom); set != nil {
+			env.IName, _ = set.Lookup(inst)
+		}
+	}
+	env.Value = n.Float()
+	env.Time = ts.Float()
+	return mp.Value.Eval(&r.vm, env)
+}
+
+// numOf decodes a raw value of type t.
+func numOf(v *outVal, t stream.Type) (rules.Num, error) {
+	sv := stream.Value{Insitu: v.blk == nil, Word: v.word, VType: v.vtype, Payload: v.blk}
+	return rules.NumFromValue(sv, t)
+}
+
+// ---------------------------------------------------------------------------
+// encoding
+
+type outVal struct {
+	inst  int32
+	word  uint32 // insitu value
+	blk   []byte // value block payload (vlen-4 bytes), nil when insitu
+	vtype uint8  // value block type
+	fresh bool   // num holds the value to encode
+	num   rules.Num
+}
+
+type outSet struct {
+	pmid     stream.PMID
+	numval   int32 // < 0: error code
+	valfmt   uint32
+	typ      stream.Type // of fresh values
+	first, n int
+	raw      bool        // copied from vs as it is
+	vs       stream.VSet // raw
+}
+
+type encoder struct {
+	sets []outSet
+	vals []outVal
+}
+
+func (e *encoder) reset() {
+	e.sets = e.sets[:0]
+	e.vals = e.vals[:0]
+}
+
+func rawVal(vs *stream.VSet, i int) (outVal, error) {
+	inst, w := vs.RawPair(i)
+	v := outVal{inst: inst, word: w}
+	if vs.ValFmt == stream.ValInsitu {
+		return v, nil
+	}
+	val, err := vs.Value(i)
+	if err != nil {
+		return v, err
+	}
+	v.blk, v.vtype = val.Payload, val.VType
+	if v.blk == nil {
+		v.blk = []byte{}
+	}
+	return v, nil
+}
+
+// addRaw adds a value set no rule touches: its values are copied from
+// the input when the result is encoded.
+func (e *encoder) addRaw(vs *stream.VSet, pmid stream.PMID, _ int) error {
+	e.sets = append(e.sets, outSet{pmid: pmid, numval: vs.NumVal, valfmt: vs.ValFmt, n: vs.Values(), raw: true, vs: *vs})
+	return nil
+}
+
+func freshLen(t stream.Type) int {
+	switch t {
+	case stream.Type32, stream.TypeU32:
+		return 0
+	case stream.TypeFloat:
+		return 8
+	}
+	return 12
+}
+
+// encode lays the result out as __pmEncodeResult does, with pointers for
+// a record of the given version.
+func (e *encoder) encode(dst []byte, version uint8) []byte {
+	start := len(dst)
+	size := 4
+	for _, s := range e.sets {
+		size += 8
+		if s.numval > 0 {
+			size += 4 + 8*s.n
+		}
+	}
+	base := stream.PointerBase(version)
+	blockOff := size
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(e.sets)))
+	for _, s := range e.sets {
+		dst = binary.BigEndian.AppendUint32(dst, uint32(s.pmid))
+		dst = binary.BigEndian.AppendUint32(dst, uint32(s.numval))
+		if s.numval <= 0 {
+			continue
+		}
+		if s.raw {
+			dst = binary.BigEndian.AppendUint32(dst, s.valfmt)
+			for i := 0; i < s.n; i++ {
+				inst, w := s.vs.RawPair(i)
+				dst = binary.BigEndian.AppendUint32(dst, uint32(inst))
+				if s.valfmt == stream.ValInsitu {
+					dst = binary.BigEndian.AppendUint32(dst, w)
+					continue
+				}
+				val, _ := s.vs.Value(i) // the reader validated the body (Result.Validate)
+				dst = binary.BigEndian.AppendUint32(dst, base+uint32(blockOff/4))
+				blockOff += (4 + len(val.Payload) + 3) &^ 3
+			}
+			continue
+		}
+		fresh := s.n > 0 && e.vals[s.first].fresh
+		fmtw := s.valfmt
+		if fresh {
+			fmtw = stream.ValDptr
+			if freshLen(s.typ) == 0 {
+				fmtw = stream.ValInsitu
+			}
+		}
+		dst = binary.BigEndian.AppendUint32(dst, fmtw)
+		for k := s.first; k < s.first+s.n; k++ {
+			v := &e.vals[k]
+			dst = binary.BigEndian.AppendUint32(dst, uint32(v.inst))
+			switch {
+			case fresh && fmtw == stream.ValInsitu:
+				if s.typ == stream.Type32 {
+					dst = binary.BigEndian.AppendUint32(dst, uint32(int32(v.num.I)))
+				} else {
+					dst = binary.BigEndian.AppendUint32(dst, uint32(v.num.U))
+				}
+			case fresh:
+				dst = binary.BigEndian.AppendUint32(dst, base+uint32(blockOff/4))
+				blockOff += freshLen(s.typ)
+			case fmtw == stream.ValInsitu:
+				dst = binary.BigEndian.AppendUint32(dst, v.word)
+			default:
+				dst = binary.BigEndian.AppendUint32(dst, base+uint32(blockOff/4))
+				blockOff += (4 + len(v.blk) + 3) &^ 3
+			}
+		}
+	}
+	for _, s := range e.sets {
+		if s.numval <= 0 {
+			continue
+		}
+		if s.raw {
+			if s.valfmt == stream.ValInsitu {
+				continue
+			}
+			for i := 0; i < s.n; i++ {
+				val, _ := s.vs.Value(i)
+				dst = binary.BigEndian.AppendUint32(dst, uint32(val.VType)<<24|uint32(4+len(val.Payload)))
+				dst = append(dst, val.Payload...)
+				for (len(dst)-start)%4 != 0 {
+					dst = append(dst, '~')
+				}
+			}
+			continue
+		}
+		fresh := s.n > 0 && e.vals[s.first].fresh
+		for k := s.first; k < s.first+s.n; k++ {
+			v := &e.vals[k]
+			switch {
+			case fresh:
+				n := freshLen(s.typ)
+				if n == 0 {
+					continue
+				}
+				dst = binary.BigEndian.AppendUint32(dst, uint32(s.typ)<<24|uint32(n))
+				switch s.typ {
+				case stream.TypeFloat:
+					dst = binary.BigEndian.AppendUint32(dst, math.Float32bits(float32(v.num.F)))
+				case stream.TypeDouble:
+					dst = binary.BigEndian.AppendUint64(dst, math.Float64bits(v.num.F))
+				case stream.Type64:
+					dst = binary.BigEndian.AppendUint64(dst, uint64(v.num.I))
+				default:
+					dst = binary.BigEndian.AppendUint64(dst, v.num.U)
+				}
+			case s.valfmt == stream.ValInsitu:
+			default:
+				dst = binary.BigEndian.AppendUint32(dst, uint32(v.vtype)<<24|uint32(4+len(v.blk)))
+				dst = append(dst, v.blk...)
+				for (len(dst)-start)%4 != 0 {
+					dst = append(dst, '~')
+				}
+			}
+		}
+	}
+	return dst
+}
