@@ -226,7 +226,7 @@ func (e *exporter) jsonDesc(d *stream.Desc) {
 	b = append(b, `,"semantics":"`...)
 	b = append(b, semName(d.Sem)...)
 	b = append(b, `","units":`...)
-	b = appendJSONString(b, unitsString(d.Units))
+	b = appendJSONString(b, d.Units.String())
 	e.b = b
 }
 

@@ -74,7 +74,7 @@ func TestUnitsString(t *testing.T) {
 		{stream.NewUnits(1, 0, 0, 12, 0, 0), "space-12"},
 		{stream.NewUnits(0, 1, 0, 0, 9, 0), "time-9"},
 	} {
-		if got := unitsString(c.u); got != c.want {
+		if got := c.u.String(); got != c.want {
 			t.Errorf("%08x: got %q, want %q", uint32(c.u), got, c.want)
 		}
 	}

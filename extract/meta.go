@@ -268,16 +268,16 @@ func (m *metaStore) addDesc(i int, d *stream.Desc) error {
 	if err := check(!sameNames(o.Names, d.Names), func() string { return fmt.Sprintf("names change from %q to %q", o.Names, d.Names) }); err != nil {
 		return err
 	}
-	if err := check(o.Type != d.Type, func() string { return fmt.Sprintf("type changes from %d to %d", o.Type, d.Type) }); err != nil {
+	if err := check(o.Type != d.Type, func() string { return fmt.Sprintf("type changes from %s to %s", o.Type, d.Type) }); err != nil {
 		return err
 	}
 	if err := check(o.InDom != d.InDom, func() string { return fmt.Sprintf("instance domain changes from %s to %s", o.InDom, d.InDom) }); err != nil {
 		return err
 	}
-	if err := check(o.Sem != d.Sem, func() string { return fmt.Sprintf("semantics change from %d to %d", o.Sem, d.Sem) }); err != nil {
+	if err := check(o.Sem != d.Sem, func() string { return fmt.Sprintf("semantics change from %s to %s", o.Sem, d.Sem) }); err != nil {
 		return err
 	}
-	return check(o.Units != d.Units, func() string { return fmt.Sprintf("units change from %#x to %#x", uint32(o.Units), uint32(d.Units)) })
+	return check(o.Units != d.Units, func() string { return fmt.Sprintf("units change from %q to %q", o.Units, d.Units) })
 }
 
 // sameNames: every name of each list is in the other (repeats allowed).

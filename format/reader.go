@@ -76,6 +76,8 @@ type Archive struct {
 	metaMu   sync.Mutex
 	meta     *Metadata
 	metaErr  error
+	warnMu   sync.Mutex
+	warned   map[string]bool // messages warnf reported
 	endOnce  sync.Once
 	end      stream.Timestamp
 	endOK    bool
@@ -119,8 +121,23 @@ func (a *Archive) Files() []string {
 	return out
 }
 
+// warnf reports a problem once: several reads of one archive (finding
+// its end, then reading it) meet the same damage.
 func (a *Archive) warnf(err error) {
-	if a.warn != nil {
+	if a.warn == nil {
+		return
+	}
+	msg := err.Error()
+	a.warnMu.Lock()
+	seen := a.warned[msg]
+	if !seen {
+		if a.warned == nil {
+			a.warned = map[string]bool{}
+		}
+		a.warned[msg] = true
+	}
+	a.warnMu.Unlock()
+	if !seen {
 		a.warn(err)
 	}
 }

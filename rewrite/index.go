@@ -16,11 +16,33 @@ import (
 // FixIndex replaces the temporal index of the archive at base (written by
 // format.Writer from a Rewriter's records) with pmlogrewrite's, from the
 // Rewriter's IndexHints. It finds the offsets by walking the record
-// lengths of the .meta and of the (uncompressed) data volumes, so it reads
-// a few bytes per record. The new index is written to a temporary file,
-// synced and renamed over the old one.
-func FixIndex(base string, version int, hints []IndexHint) error {
-	metaOffs, metaEnd, err := recordOffsets(base + ".meta")
+// lengths of the .meta and of the (uncompressed) data volumes: it reads a
+// few bytes per record, and keeps only the offsets the hints ask for. The
+// new index is written to a temporary file, synced when sync is set (as
+// pmlogrewrite does with -i) and renamed over the old one.
+func FixIndex(base string, version int, hints []IndexHint, sync bool) error {
+	// The record numbers wanted, in order.
+	var wantMeta, wantData []int
+	for _, h := range hints {
+		if h.Meta >= 0 {
+			wantMeta = append(wantMeta, h.Meta)
+		}
+		wantData = append(wantData, h.Data)
+	}
+	sortUniq := func(s []int) []int {
+		sort.Ints(s)
+		out := s[:0]
+		for i, v := range s {
+			if i == 0 || v != s[i-1] {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	wantMeta, wantData = sortUniq(wantMeta), sortUniq(wantData)
+
+	metaAt := map[int]int64{}
+	metaEnd, _, err := recordOffsets(base+".meta", 0, wantMeta, func(k int, off int64) { metaAt[k] = off })
 	if err != nil {
 		return err
 	}
@@ -32,17 +54,24 @@ func FixIndex(base string, version int, hints []IndexHint) error {
 		vol int32
 		off int64
 	}
-	var data []pos
+	dataAt := map[int]pos{}
 	var end pos
+	seen := 0 // data records in the volumes before
 	for _, v := range vols {
-		offs, e, err := recordOffsets(v.path)
+		// The wanted records from this volume on, renumbered from 0.
+		var want []int
+		for _, k := range wantData {
+			if k >= seen {
+				want = append(want, k-seen)
+			}
+		}
+		vol := int32(v.num)
+		e, n, err := recordOffsets(v.path, seen, want, func(k int, off int64) { dataAt[k] = pos{vol, off} })
 		if err != nil {
 			return err
 		}
-		for _, o := range offs {
-			data = append(data, pos{int32(v.num), o})
-		}
-		end = pos{int32(v.num), e}
+		seen += n
+		end = pos{vol, e}
 	}
 	idxPath := base + ".index"
 	old, err := os.ReadFile(idxPath)
@@ -55,13 +84,13 @@ func FixIndex(base string, version int, hints []IndexHint) error {
 	}
 	buf := append([]byte(nil), old[:ls]...)
 	for _, h := range hints {
-		p := end
-		if h.Data < len(data) {
-			p = data[h.Data]
+		p, ok := dataAt[h.Data]
+		if !ok {
+			p = end
 		}
-		m := metaEnd
-		if h.Meta >= 0 && h.Meta < len(metaOffs) {
-			m = metaOffs[h.Meta]
+		m, ok := metaAt[h.Meta]
+		if h.Meta < 0 || !ok {
+			m = metaEnd
 		}
 		buf = format.AppendIndexEntry(buf, format.IndexEntry{T: h.T, Vol: p.vol, MetaOff: m, DataOff: p.off}, version)
 	}
@@ -75,10 +104,12 @@ func FixIndex(base string, version int, hints []IndexHint) error {
 		os.Remove(tmp)
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			os.Remove(tmp)
+			return err
+		}
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(tmp)
@@ -91,40 +122,58 @@ func FixIndex(base string, version int, hints []IndexHint) error {
 	return nil
 }
 
-// recordOffsets returns the offset of every record after the label of a
-// PCP archive file, and the file's size.
-func recordOffsets(path string) ([]int64, int64, error) {
+// recordOffsets walks the records after the label of a PCP archive file
+// and calls found with the offset of each record whose number (from 0,
+// plus first) is listed in want (sorted, numbers relative to the file). It
+// returns the file's size and its number of records.
+func recordOffsets(path string, first int, want []int, found func(k int, off int64)) (int64, int, error) {
+	size := int64(0)
+	k := 0
+	err := walkRecords(path, func(off int64) {
+		for len(want) > 0 && want[0] < k {
+			want = want[1:]
+		}
+		if len(want) > 0 && want[0] == k {
+			found(first+k, off)
+		}
+		k++
+	}, &size)
+	return size, k, err
+}
+
+// walkRecords calls each with the offset of every record after the label,
+// reading only the length words, and sets *size to the file's size.
+func walkRecords(path string, each func(off int64), size *int64) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, err
+		return err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, 0, err
+		return err
 	}
-	size := st.Size()
-	var offs []int64
+	*size = st.Size()
 	var w [4]byte
 	first := true
-	for off := int64(0); off < size; {
+	for off := int64(0); off < *size; {
 		if _, err := f.ReadAt(w[:], off); err != nil {
 			if err == io.EOF {
 				break
 			}
-			return nil, 0, err
+			return err
 		}
 		n := int64(binary.BigEndian.Uint32(w[:]))
-		if n < 8 || off+n > size {
-			return nil, 0, fmt.Errorf("%s: offset %d: bad record length %d", path, off, n)
+		if n < 8 || off+n > *size {
+			return fmt.Errorf("%s: offset %d: bad record length %d", path, off, n)
 		}
 		if !first {
-			offs = append(offs, off)
+			each(off)
 		}
 		first = false
 		off += n
 	}
-	return offs, size, nil
+	return nil
 }
 
 type volFile struct {

@@ -120,24 +120,23 @@ type Rewriter struct {
 	vm    vm.VM
 	env   rules.ValueEnv
 	names map[stream.InDomID]*stream.InstanceSet // current set per input indom, for iname
-	scale map[stream.PMID]rules.Scale
+
+	acts    map[stream.PMID]*metricAct // per metric the plan names
+	layouts []*layout                  // recent result layouts
+	tick    uint64                     // results seen, for the layouts' LRU
 }
 
 // New returns a Rewriter applying plan to the records of in.
 func New(in stream.Iterator, plan *rules.Plan, opts Options) *Rewriter {
 	r := &Rewriter{in: in, plan: plan, opts: opts, outVer: opts.OutputVersion,
-		tracker: stream.NewInDomTracker(), scale: map[stream.PMID]rules.Scale{}}
+		tracker: stream.NewInDomTracker(), acts: make(map[stream.PMID]*metricAct, len(plan.Metrics))}
 	r.shift = plan.Global.Shift
 	if opts.Meta != nil {
 		r.refs = refCounts(plan, opts.Meta)
 	}
 	for id, mp := range plan.Metrics {
-		if mp.Changes&rules.ChangeRescale != 0 {
-			s, err := rules.ScaleFor(mp.Old.Units, mp.New.Units)
-			if err != nil {
-				s = rules.Scale{Mult: 1, Div: 1}
-			}
-			r.scale[id] = s
+		if mp != nil {
+			r.acts[id] = newAct(mp)
 		}
 	}
 	return r
@@ -481,37 +480,159 @@ func (r *Rewriter) newLabels(t stream.Timestamp) {
 // ErrValue wraps a value that cannot be converted.
 var ErrValue = errors.New("value conversion")
 
-// result rewrites res into r.res; false when nothing is left to write.
-func (r *Rewriter) result(res *stream.Result, t stream.Timestamp) (bool, error) {
-	touched := false
+// metricAct is what the engine does with the value sets of one input
+// metric that the plan names; compiled once, in New.
+type metricAct struct {
+	mp    *rules.MetricPlan
+	kind  actKind
+	pmid  stream.PMID // of the output value set
+	scale rules.Scale // for ChangeRescale
+}
+
+type actKind uint8
+
+const (
+	// actCopy: the values stay as they are (the metric's descriptor
+	// changes, or its PMID): the value set is copied whole, its pointers
+	// moved (stream.VSet.AppendRebased).
+	actCopy actKind = iota
+	// actDelete: the value set is dropped.
+	actDelete
+	// actValues: values are picked, renumbered or computed (rewriteSet).
+	actValues
+)
+
+func newAct(mp *rules.MetricPlan) *metricAct {
+	a := &metricAct{mp: mp, pmid: mp.Old.PMID, scale: rules.Scale{Mult: 1, Div: 1}}
+	if mp.Changes&rules.ChangePMID != 0 {
+		a.pmid = mp.New.PMID
+	}
+	if mp.Changes&rules.ChangeRescale != 0 {
+		if s, err := rules.ScaleFor(mp.Old.Units, mp.New.Units); err == nil {
+			a.scale = s
+		}
+	}
+	switch {
+	case mp.Changes&rules.ChangeDelete != 0:
+		a.kind = actDelete
+	case mp.Changes&(rules.ChangeRescale|rules.ChangeType|rules.ChangeValue) != 0,
+		mp.Changes&rules.ChangeInDom != 0 && mp.Output != rules.OutputAll,
+		mp.InstMap != nil:
+		a.kind = actValues
+	}
+	return a
+}
+
+// layout is the sequence of metrics of a result, with what to do with
+// each: consecutive results of an archive almost always hold the same
+// metrics in the same order, so the plan is looked up per metric only when
+// a result's layout is new.
+type layout struct {
+	pmids   []stream.PMID
+	acts    []*metricAct // nil: no rule names the metric
+	touched bool         // some act is not nil
+	used    uint64
+}
+
+// maxLayouts is how many layouts are remembered (pmlogger's archives
+// alternate between a few: discrete metrics are logged once in a while).
+const maxLayouts = 4
+
+// layoutOf returns the layout of res, from the cache when it is there.
+func (r *Rewriter) layoutOf(res *stream.Result) (*layout, error) {
+	n := res.NumPMID()
+	var cand *layout
+	for _, l := range r.layouts {
+		if len(l.pmids) == n && (cand == nil || l.used > cand.used) {
+			cand = l
+		}
+	}
+	r.tick++
+	var b *layout // being built, when cand does not fit
+	i := 0
 	it := res.VSets()
 	for it.Next() {
-		if r.plan.Metrics[it.VSet().PMID] != nil {
-			touched = true
+		id := it.VSet().PMID
+		if b == nil {
+			if cand != nil && cand.pmids[i] == id {
+				i++
+				continue
+			}
+			b = r.spareLayout(cand)
+			if cand != nil {
+				b.pmids = append(b.pmids, cand.pmids[:i]...)
+				b.acts = append(b.acts, cand.acts[:i]...)
+			}
+		}
+		b.pmids = append(b.pmids, id)
+		b.acts = append(b.acts, r.acts[id])
+		i++
+	}
+	if err := it.Err(); err != nil {
+		return nil, err
+	}
+	if b == nil {
+		if cand == nil { // no value sets, and no such layout yet
+			b = r.spareLayout(nil)
+		} else {
+			cand.used = r.tick
+			return cand, nil
+		}
+	}
+	for _, a := range b.acts {
+		if a != nil {
+			b.touched = true
 			break
 		}
 	}
-	if err := it.Err(); err != nil {
+	b.used = r.tick
+	return b, nil
+}
+
+// spareLayout returns an empty layout in the cache: a new one, or the
+// least recently used one other than keep.
+func (r *Rewriter) spareLayout(keep *layout) *layout {
+	if len(r.layouts) < maxLayouts {
+		l := &layout{}
+		r.layouts = append(r.layouts, l)
+		return l
+	}
+	var v *layout
+	for _, l := range r.layouts {
+		if l != keep && (v == nil || l.used < v.used) {
+			v = l
+		}
+	}
+	clear(v.acts)
+	v.pmids, v.acts, v.touched = v.pmids[:0], v.acts[:0], false
+	return v
+}
+
+// result rewrites res into r.res; false when nothing is left to write.
+func (r *Rewriter) result(res *stream.Result, t stream.Timestamp) (bool, error) {
+	lay, err := r.layoutOf(res)
+	if err != nil {
 		return false, fmt.Errorf("result at %s: %w", t, err)
 	}
-	if !touched {
+	if !lay.touched {
 		r.res.T, r.res.Version, r.res.Body = t, res.Version, res.Body
 		return true, nil
 	}
 	e := &r.enc
 	e.reset()
-	it = res.VSets()
-	for it.Next() {
+	it := res.VSets()
+	for i := 0; it.Next(); i++ {
 		vs := it.VSet()
-		mp := r.plan.Metrics[vs.PMID]
-		if mp == nil {
-			if err := e.addRaw(vs, vs.PMID, -1); err != nil {
+		a := lay.acts[i]
+		switch {
+		case a == nil:
+			e.sets = append(e.sets, outSet{pmid: vs.PMID, raw: true, vs: *vs})
+		case a.kind == actCopy:
+			e.sets = append(e.sets, outSet{pmid: a.pmid, raw: true, vs: *vs})
+		case a.kind == actValues:
+			if err := r.rewriteSet(vs, a, t); err != nil {
 				return false, err
 			}
-			continue
-		}
-		if err := r.rewriteSet(vs, mp, t); err != nil {
-			return false, err
 		}
 	}
 	if len(e.sets) == 0 {
@@ -520,22 +641,19 @@ func (r *Rewriter) result(res *stream.Result, t stream.Timestamp) (bool, error) 
 	r.res.T, r.res.Version = t, res.Version
 	// Never into r.res.Body: after a pass-through it aliases the input's
 	// buffer.
-	r.buf = e.encode(r.buf[:0], res.Version)
+	if r.buf, err = e.encode(r.buf[:0], res.Version); err != nil {
+		return false, fmt.Errorf("result at %s: %w", t, err)
+	}
 	r.res.Body = r.buf
 	return true, nil
 }
 
 // rewriteSet applies a metric's plan to one value set, in pmlogrewrite's
 // order (see rules.MetricPlan).
-func (r *Rewriter) rewriteSet(vs *stream.VSet, mp *rules.MetricPlan, t stream.Timestamp) error {
-	if mp.Changes&rules.ChangeDelete != 0 {
-		return nil
-	}
+func (r *Rewriter) rewriteSet(vs *stream.VSet, a *metricAct, t stream.Timestamp) error {
+	mp := a.mp
 	e := &r.enc
-	pmid := vs.PMID
-	if mp.Changes&rules.ChangePMID != 0 {
-		pmid = mp.New.PMID
-	}
+	pmid := a.pmid
 	if vs.NumVal <= 0 {
 		e.sets = append(e.sets, outSet{pmid: pmid, numval: vs.NumVal})
 		return nil
@@ -591,7 +709,10 @@ func (r *Rewriter) rewriteSet(vs *stream.VSet, mp *rules.MetricPlan, t stream.Ti
 			}
 			e.vals = append(e.vals, v)
 		}
+	} else if compute && mp.InstMap == nil && r.decodeAll(vs, oldT) {
+		// Every value is computed: decoded straight to a number.
 	} else {
+		e.vals = e.vals[:start]
 		for i := 0; i < vs.Values(); i++ {
 			v, err := rawVal(vs, i)
 			if err != nil {
@@ -620,6 +741,7 @@ func (r *Rewriter) rewriteSet(vs *stream.VSet, mp *rules.MetricPlan, t stream.Ti
 		if mp.Changes&rules.ChangeType != 0 {
 			newT = mp.New.Type
 		}
+		rescale := mp.Changes&rules.ChangeRescale != 0
 		for k := start; k < len(e.vals); k++ {
 			v := &e.vals[k]
 			n := v.num
@@ -629,8 +751,8 @@ func (r *Rewriter) rewriteSet(vs *stream.VSet, mp *rules.MetricPlan, t stream.Ti
 					return fail(v.inst, err)
 				}
 			}
-			if mp.Changes&rules.ChangeRescale != 0 {
-				n = r.scale[mp.Old.PMID].Apply(n)
+			if rescale {
+				n = a.scale.Apply(n)
 			}
 			if newT != oldT {
 				var err error
@@ -655,6 +777,22 @@ func (r *Rewriter) rewriteSet(vs *stream.VSet, mp *rules.MetricPlan, t stream.Ti
 	s.numval = int32(s.n)
 	e.sets = append(e.sets, s)
 	return nil
+}
+
+// decodeAll appends every value of vs to r.enc.vals as a number of type t,
+// for a set whose values are all recomputed; false (with some values
+// appended) when one does not decode: the caller then takes the slow way,
+// which reports the error it would always have reported.
+func (r *Rewriter) decodeAll(vs *stream.VSet, t stream.Type) bool {
+	e := &r.enc
+	for i := 0; i < vs.Values(); i++ {
+		n, err := r.num(vs, i, t)
+		if err != nil {
+			return false
+		}
+		e.vals = append(e.vals, outVal{inst: vs.Inst(i), fresh: true, num: n})
+	}
+	return true
 }
 
 func metricName(mp *rules.MetricPlan) string {
@@ -714,7 +852,7 @@ type outSet struct {
 	valfmt   uint32
 	typ      stream.Type // of fresh values
 	first, n int
-	raw      bool        // copied from vs as it is
+	raw      bool        // copied from vs as it is (but for the PMID)
 	vs       stream.VSet // raw
 }
 
@@ -724,6 +862,7 @@ type encoder struct {
 }
 
 func (e *encoder) reset() {
+	clear(e.sets) // drop the references to the input's buffer
 	e.sets = e.sets[:0]
 	e.vals = e.vals[:0]
 }
@@ -745,13 +884,6 @@ func rawVal(vs *stream.VSet, i int) (outVal, error) {
 	return v, nil
 }
 
-// addRaw adds a value set no rule touches: its values are copied from
-// the input when the result is encoded.
-func (e *encoder) addRaw(vs *stream.VSet, pmid stream.PMID, _ int) error {
-	e.sets = append(e.sets, outSet{pmid: pmid, numval: vs.NumVal, valfmt: vs.ValFmt, n: vs.Values(), raw: true, vs: *vs})
-	return nil
-}
-
 func freshLen(t stream.Type) int {
 	switch t {
 	case stream.Type32, stream.TypeU32:
@@ -763,38 +895,37 @@ func freshLen(t stream.Type) int {
 }
 
 // encode lays the result out as __pmEncodeResult does, with pointers for
-// a record of the given version.
-func (e *encoder) encode(dst []byte, version uint8) []byte {
+// a record of the given version: the value sets, then the value blocks in
+// the same order, each padded with '~'. Value sets copied as they are
+// (raw) are copied whole, with their pointers moved, and their blocks in
+// one piece.
+func (e *encoder) encode(dst []byte, version uint8) ([]byte, error) {
 	start := len(dst)
 	size := 4
-	for _, s := range e.sets {
+	for i := range e.sets {
+		s := &e.sets[i]
 		size += 8
-		if s.numval > 0 {
+		switch {
+		case s.raw && s.vs.NumVal > 0:
+			size += 4 + 8*int(s.vs.NumVal)
+		case !s.raw && s.numval > 0:
 			size += 4 + 8*s.n
 		}
 	}
-	base := stream.PointerBase(version)
-	blockOff := size
+	ptr := stream.PointerBase(version) + uint32(size/4) // word of the next block
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(e.sets)))
-	for _, s := range e.sets {
+	for i := range e.sets {
+		s := &e.sets[i]
+		if s.raw {
+			var err error
+			if dst, ptr, err = s.vs.AppendRebased(dst, s.pmid, ptr); err != nil {
+				return dst[:start], err
+			}
+			continue
+		}
 		dst = binary.BigEndian.AppendUint32(dst, uint32(s.pmid))
 		dst = binary.BigEndian.AppendUint32(dst, uint32(s.numval))
 		if s.numval <= 0 {
-			continue
-		}
-		if s.raw {
-			dst = binary.BigEndian.AppendUint32(dst, s.valfmt)
-			for i := 0; i < s.n; i++ {
-				inst, w := s.vs.RawPair(i)
-				dst = binary.BigEndian.AppendUint32(dst, uint32(inst))
-				if s.valfmt == stream.ValInsitu {
-					dst = binary.BigEndian.AppendUint32(dst, w)
-					continue
-				}
-				val, _ := s.vs.Value(i) // the reader validated the body (Result.Validate)
-				dst = binary.BigEndian.AppendUint32(dst, base+uint32(blockOff/4))
-				blockOff += (4 + len(val.Payload) + 3) &^ 3
-			}
 			continue
 		}
 		fresh := s.n > 0 && e.vals[s.first].fresh
@@ -817,32 +948,26 @@ func (e *encoder) encode(dst []byte, version uint8) []byte {
 					dst = binary.BigEndian.AppendUint32(dst, uint32(v.num.U))
 				}
 			case fresh:
-				dst = binary.BigEndian.AppendUint32(dst, base+uint32(blockOff/4))
-				blockOff += freshLen(s.typ)
+				dst = binary.BigEndian.AppendUint32(dst, ptr)
+				ptr += uint32(freshLen(s.typ) / 4)
 			case fmtw == stream.ValInsitu:
 				dst = binary.BigEndian.AppendUint32(dst, v.word)
 			default:
-				dst = binary.BigEndian.AppendUint32(dst, base+uint32(blockOff/4))
-				blockOff += (4 + len(v.blk) + 3) &^ 3
+				dst = binary.BigEndian.AppendUint32(dst, ptr)
+				ptr += uint32((4 + len(v.blk) + 3) / 4)
 			}
 		}
 	}
-	for _, s := range e.sets {
-		if s.numval <= 0 {
+	for i := range e.sets {
+		s := &e.sets[i]
+		if s.raw {
+			var err error
+			if dst, err = s.vs.AppendBlocks(dst, '~'); err != nil {
+				return dst[:start], err
+			}
 			continue
 		}
-		if s.raw {
-			if s.valfmt == stream.ValInsitu {
-				continue
-			}
-			for i := 0; i < s.n; i++ {
-				val, _ := s.vs.Value(i)
-				dst = binary.BigEndian.AppendUint32(dst, uint32(val.VType)<<24|uint32(4+len(val.Payload)))
-				dst = append(dst, val.Payload...)
-				for (len(dst)-start)%4 != 0 {
-					dst = append(dst, '~')
-				}
-			}
+		if s.numval <= 0 {
 			continue
 		}
 		fresh := s.n > 0 && e.vals[s.first].fresh
@@ -875,5 +1000,8 @@ func (e *encoder) encode(dst []byte, version uint8) []byte {
 			}
 		}
 	}
-	return dst
+	if got, want := len(dst)-start, int(ptr-stream.PointerBase(version))*4; got != want {
+		return dst[:start], fmt.Errorf("internal error: rewritten result is %d bytes, its pointers say %d", got, want)
+	}
+	return dst, nil
 }

@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -166,3 +167,143 @@ type repeat struct{ rec stream.Record }
 func (r *repeat) Next() bool        { return true }
 func (r *repeat) At() stream.Record { return r.rec }
 func (r *repeat) Err() error        { return nil }
+
+// wide is a result like a pmlogger record: many value sets, most of them
+// untouched, of 64-bit values (value blocks) and 32-bit ones (insitu).
+func wide(b testing.TB) (*stream.Result, *format.Metadata) {
+	b.Helper()
+	var rb stream.ResultBuilder
+	meta := &format.Metadata{ByPMID: map[stream.PMID]*stream.Desc{}}
+	for m := 0; m < 100; m++ {
+		typ := stream.TypeU64
+		if m%3 == 0 {
+			typ = stream.TypeU32
+		}
+		d := &stream.Desc{PMID: stream.NewPMID(60, 0, uint32(m)), Type: typ, InDom: stream.InDomNull, Sem: stream.SemCounter, Names: []string{fmt.Sprintf("w.m%d", m)}}
+		meta.Descs = append(meta.Descs, d)
+		meta.ByPMID[d.PMID] = d
+		vals := make([]stream.Val, 32)
+		for i := range vals {
+			vals[i] = stream.Val{Inst: int32(i), U: uint64(m*1000 + i)}
+		}
+		rb.Add(d.PMID, typ, vals...)
+	}
+	res := &stream.Result{}
+	if err := rb.Build(stream.Timestamp{Sec: 1700000001}, res); err != nil {
+		b.Fatal(err)
+	}
+	return res, meta
+}
+
+// BenchmarkTouched: a wide result where two metrics change (a rename and
+// a retype) and the rest are copied whole.
+func BenchmarkTouched(b *testing.B) {
+	res, meta := wide(b)
+	plan := compile(b, "metric w.m1 { name -> w.renamed } metric w.m3 { type -> 64 }", meta)
+	rw := New(&repeat{rec: res}, plan, Options{Meta: meta})
+	rw.started = true
+	b.ReportAllocs()
+	b.SetBytes(int64(len(res.Body)))
+	for i := 0; i < b.N; i++ {
+		if !rw.Next() {
+			b.Fatal(rw.Err())
+		}
+	}
+}
+
+// TestTouchedWide: the value sets copied whole keep their values, the
+// retyped one is converted, and a warm touched result does not allocate.
+func TestTouchedWide(t *testing.T) {
+	res, meta := wide(t)
+	plan := compile(t, "metric w.m1 { pmid -> 61.0.1 } metric w.m3 { type -> 64 } metric w.m5 { delete }", meta)
+	rw := New(&repeat{rec: res}, plan, Options{Meta: meta})
+	rw.started = true
+	if !rw.Next() {
+		t.Fatal(rw.Err())
+	}
+	out := rw.At().(*stream.Result)
+	if err := out.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if out.NumPMID() != 99 {
+		t.Errorf("%d value sets, want 99", out.NumPMID())
+	}
+	it := out.VSets()
+	for it.Next() {
+		vs := it.VSet()
+		m := int(vs.PMID.Item())
+		typ := meta.ByPMID[stream.NewPMID(60, 0, uint32(m))].Type
+		switch {
+		case vs.PMID.Domain() == 61:
+			if m != 1 {
+				t.Errorf("%s renumbered", vs.PMID)
+			}
+		case m == 3:
+			typ = stream.Type64
+		case m == 5:
+			t.Errorf("deleted metric left")
+		}
+		for i := 0; i < vs.Values(); i++ {
+			v, err := vs.Value(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := v.Uint64(typ)
+			if typ == stream.Type64 {
+				var n int64
+				n, err = v.Int64(typ)
+				got = uint64(n)
+			}
+			if err != nil || got != uint64(m*1000+i) || vs.Inst(i) != int32(i) {
+				t.Errorf("%s value %d: %d (%v), want %d", vs.PMID, i, got, err, m*1000+i)
+			}
+		}
+	}
+	if a := testing.AllocsPerRun(100, func() { rw.Next() }); a != 0 {
+		t.Errorf("%v allocations per touched result, want 0", a)
+	}
+}
+
+// TestLayoutCache: results of alternating layouts, and one new after the
+// cache is full, each get the plan of their own metrics.
+func TestLayoutCache(t *testing.T) {
+	recs, meta := synth(t, 1, 2, 3)
+	plan := compile(t, "metric x.one { delete }", meta)
+	var rb stream.ResultBuilder
+	mk := func(n int, withOne bool) *stream.Result {
+		rb.Reset()
+		for i := 0; i < n; i++ {
+			rb.Add(stream.NewPMID(29, 0, 1), stream.Type32, stream.Val{Inst: 1, I: int64(i)})
+		}
+		if withOne {
+			rb.Add(stream.NewPMID(29, 0, 2), stream.Type64, stream.Val{Inst: stream.InstNull, I: 5})
+		}
+		r := &stream.Result{}
+		if err := rb.Build(stream.Timestamp{Sec: 1700000001}, r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	rw := New(stream.FromSlice(recs), plan, Options{Meta: meta})
+	for _, c := range []struct {
+		n       int
+		withOne bool
+	}{{1, true}, {2, false}, {1, true}, {2, true}, {3, false}, {4, true}, {5, false}, {6, true}, {2, false}, {1, true}, {2, true}} {
+		res := mk(c.n, c.withOne)
+		lay, err := rw.layoutOf(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lay.acts) != res.NumPMID() || lay.touched != c.withOne {
+			t.Fatalf("%+v: layout of %d sets, touched %v", c, len(lay.acts), lay.touched)
+		}
+		for i, id := range lay.pmids {
+			if (lay.acts[i] != nil) != (id == stream.NewPMID(29, 0, 2)) {
+				t.Fatalf("%+v: set %d (%s) has the wrong plan", c, i, id)
+			}
+		}
+	}
+	if len(rw.layouts) > maxLayouts {
+		t.Errorf("%d layouts kept", len(rw.layouts))
+	}
+}

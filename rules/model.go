@@ -30,8 +30,6 @@ package rules
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/pcptools/pcptools/stream"
 )
@@ -636,38 +634,14 @@ var typeNames = map[string]stream.Type{
 }
 
 // TypeName returns the pmlogrewrite spelling of a numeric type.
-func TypeName(t stream.Type) string {
-	for k, v := range typeNames {
-		if v == t {
-			return k
-		}
-	}
-	switch t {
-	case stream.TypeString:
-		return "STRING"
-	case stream.TypeAggregate:
-		return "AGGREGATE"
-	case stream.TypeEvent:
-		return "EVENT"
-	case stream.TypeHighresEvent:
-		return "HIGHRES_EVENT"
-	}
-	return "type(" + strconv.Itoa(int(t)) + ")"
-}
+func TypeName(t stream.Type) string { return t.String() }
 
 var semNames = map[string]stream.Sem{
 	"COUNTER": stream.SemCounter, "INSTANT": stream.SemInstant, "DISCRETE": stream.SemDiscrete,
 }
 
 // SemName returns the name of a semantics value.
-func SemName(s stream.Sem) string {
-	for k, v := range semNames {
-		if v == s {
-			return strings.ToLower(k)
-		}
-	}
-	return "sem(" + strconv.Itoa(int(s)) + ")"
-}
+func SemName(s stream.Sem) string { return s.String() }
 
 var spaceNames = map[string]uint{"0": 0, "BYTE": 0, "KBYTE": 1, "MBYTE": 2, "GBYTE": 3, "TBYTE": 4, "PBYTE": 5, "EBYTE": 6}
 var timeNames = map[string]uint{"0": 0, "NSEC": 0, "USEC": 1, "MSEC": 2, "SEC": 3, "MIN": 4, "HOUR": 5}

@@ -78,6 +78,7 @@ type VSet struct {
 	off    int    // offset of pairs in body
 	body   []byte
 	base   uint32
+	run    blockRun // see AppendRebased
 }
 
 // Inst returns the instance of value i.

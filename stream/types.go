@@ -184,8 +184,37 @@ const (
 	TypeUnknown      Type = 255
 )
 
+// typeNames are PCP's short names of the types (as pmlogrewrite's
+// configuration and PCP's messages spell them).
+var typeNames = map[Type]string{TypeNoSupport: "NOSUPPORT", Type32: "32", TypeU32: "U32", Type64: "64",
+	TypeU64: "U64", TypeFloat: "FLOAT", TypeDouble: "DOUBLE", TypeString: "STRING", TypeAggregate: "AGGREGATE",
+	TypeAggStatic: "AGGREGATE_STATIC", TypeEvent: "EVENT", TypeHighresEvent: "HIGHRES_EVENT", TypeUnknown: "UNKNOWN"}
+
+// String returns PCP's short name of the type (U64, DOUBLE, ...), or
+// type(N) for a number PCP does not define.
+func (t Type) String() string {
+	if n, ok := typeNames[t]; ok {
+		return n
+	}
+	return "type(" + strconv.Itoa(int(t)) + ")"
+}
+
 // Sem is a metric's semantics (PM_SEM_*).
 type Sem int32
+
+// String returns the semantics' name (counter, instant, discrete), or
+// sem(N) for a number PCP does not define.
+func (s Sem) String() string {
+	switch s {
+	case SemCounter:
+		return "counter"
+	case SemInstant:
+		return "instant"
+	case SemDiscrete:
+		return "discrete"
+	}
+	return "sem(" + strconv.Itoa(int(s)) + ")"
+}
 
 // Semantics.
 const (

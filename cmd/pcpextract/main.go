@@ -109,6 +109,10 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 			return action(c, prog, compat, stdin, stdout, stderr)
 		},
 	}
+	if compat {
+		// PCP's getopt: option values may follow their letter directly.
+		args = toolio.SplitGetopt(args, "c:D:dfmS:s:T:V:v:wxzZ:?")
+	}
 	if err := app.Run(toolio.Permute(args, valued)); err != nil {
 		var ue usageError
 		if errors.As(err, &ue) || strings.Contains(err.Error(), "flag provided but not defined") || strings.Contains(err.Error(), "invalid value") {

@@ -105,6 +105,10 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 			return action(c, prog, compat, stdin, stdout, stderr)
 		},
 	}
+	if compat {
+		// PCP's getopt: option values may follow their letter directly.
+		args = toolio.SplitGetopt(args, "c:CdD:iqsvV:w?")
+	}
 	if err := app.Run(toolio.Permute(args, valued)); err != nil {
 		var q quiet
 		if errors.As(err, &q) {
@@ -277,6 +281,8 @@ func (j *job) run(stdin *os.File, stdout io.Writer) error {
 		os.Remove(tmpBase)
 		out = tmpBase
 	}
+	// Synced only in place, as pmlogrewrite does: the sync of a large
+	// output costs more than the rewrite.
 	wopts := format.WriterOptions{Version: outVer, StartAtFirstRecord: true, DeltaInDoms: true,
 		KeepVolumes: true, IndexRepeats: true, Warn: j.warn}
 	sink, err := toolio.OpenOutput(out, wopts, stdout)
@@ -317,7 +323,10 @@ func (j *job) run(stdin *os.File, stdout io.Writer) error {
 	if out == "" {
 		return nil
 	}
-	if err := rewrite.FixIndex(out, outVer, rw.IndexHints()); err != nil {
+	// Synced like every archive the tools write (pmlogrewrite syncs
+	// only with -i): a crash soon after must not leave a renamed but
+	// empty file.
+	if err := rewrite.FixIndex(out, outVer, rw.IndexHints(), true); err != nil {
 		removeArchive(out)
 		return err
 	}
@@ -424,7 +433,9 @@ func replace(a *format.Archive, tmp string) error {
 		aside = append(aside, m)
 	}
 	for _, f := range news {
-		m := mv{f, base + strings.TrimPrefix(f, tmp)}
+		// The suffix (.meta, .0, ...) after the temporary name; compared
+		// by file name, as the paths may be spelled differently (./x).
+		m := mv{f, base + strings.TrimPrefix(filepath.Base(f), filepath.Base(tmp))}
 		if err := os.Rename(m.from, m.to); err != nil {
 			undo()
 			return fmt.Errorf("in place: %w (the input is unchanged)", err)

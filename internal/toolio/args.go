@@ -43,3 +43,53 @@ func Permute(args []string, valued map[string]bool) []string {
 	}
 	return flags
 }
+
+// SplitGetopt rewrites clusters of short options as getopt(3) reads them,
+// given getopt's option string ("c:dfS:": a letter followed by ':' takes a
+// value): "-zS@10:00" becomes "-z", "-S", "@10:00", and "-s10" becomes
+// "-s", "10". The tools invoked under PCP's names use it, so that scripts
+// written for PCP's getopt work unchanged; under their own names, Go's
+// flag syntax (which has single-dash long names) applies.
+func SplitGetopt(args []string, optstring string) []string {
+	if len(args) == 0 {
+		return args
+	}
+	takes := map[byte]bool{}
+	known := map[byte]bool{}
+	for i := 0; i < len(optstring); i++ {
+		c := optstring[i]
+		if c == ':' {
+			continue
+		}
+		known[c] = true
+		if i+1 < len(optstring) && optstring[i+1] == ':' {
+			takes[c] = true
+		}
+	}
+	out := []string{args[0]}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			out = append(out, args[i:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' || a[1] == '-' || !known[a[1]] {
+			out = append(out, a)
+			continue
+		}
+		for j := 1; j < len(a); j++ {
+			c := a[j]
+			out = append(out, "-"+string(c))
+			if takes[c] {
+				if j+1 < len(a) {
+					out = append(out, a[j+1:])
+				} else if i+1 < len(args) {
+					i++
+					out = append(out, args[i])
+				}
+				break
+			}
+		}
+	}
+	return out
+}
