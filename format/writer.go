@@ -261,7 +261,7 @@ func (w *Writer) newFile(final string, zstd bool) (*outFile, error) {
 	}
 	o := &outFile{final: final, tmp: f.Name(), f: f, open: true}
 	w.files = append(w.files, o)
-	var sink io.Writer = f
+	var sink io.Writer = &writeback{f: f}
 	if w.hook != nil {
 		sink = w.hook(final, sink)
 	}

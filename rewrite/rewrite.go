@@ -48,6 +48,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/expr-lang/expr/vm"
@@ -466,11 +467,29 @@ func (r *Rewriter) doText(t *stream.Text) {
 	r.emitMeta(t)
 }
 
-// newLabels writes the NEW labels, at the time of the first data record.
+// newLabels writes the NEW labels, at the time of the first data record:
+// one label set per object (context, domain, cluster, metric, indom or
+// instance), in the order the plan first names the object, holding every
+// label added to it with names in order, as pmlogrewrite gathers them (its
+// __pmAddLabels keeps a set sorted by name).
 func (r *Rewriter) newLabels(t stream.Timestamp) {
+	type object struct {
+		typ, ident uint32
+		inst       int32
+	}
+	var order []object
+	labs := make(map[object][]label)
 	for _, n := range r.plan.New {
-		set := buildSet(n.Inst, []label{{name: n.Name, value: n.Value, flags: uint8(n.Type)}})
-		r.emitMeta(&stream.LabelSet{T: t, Type: n.Type, Ident: n.Ident, Sets: []stream.OneLabelSet{set}})
+		o := object{n.Type, n.Ident, n.Inst}
+		if _, ok := labs[o]; !ok {
+			order = append(order, o)
+		}
+		labs[o] = append(labs[o], label{name: n.Name, value: n.Value, flags: uint8(n.Type)})
+	}
+	for _, o := range order {
+		l := labs[o]
+		sort.SliceStable(l, func(i, j int) bool { return l[i].name < l[j].name })
+		r.emitMeta(&stream.LabelSet{T: t, Type: o.typ, Ident: o.ident, Sets: []stream.OneLabelSet{buildSet(o.inst, l)}})
 	}
 }
 
@@ -755,10 +774,13 @@ func (r *Rewriter) rewriteSet(vs *stream.VSet, a *metricAct, t stream.Timestamp)
 				n = a.scale.Apply(n)
 			}
 			if newT != oldT {
-				var err error
-				if n, err = rules.Retype(n, newT); err != nil {
+				// (the error names the value before conversion: Retype's
+				// result is not it)
+				m, err := rules.Retype(n, newT)
+				if err != nil {
 					return fail(v.inst, fmt.Errorf("%s to PM_TYPE_%s: %w", n, rules.TypeName(newT), err))
 				}
+				n = m
 			}
 			if mp.Value != nil {
 				x, err := r.evalValue(mp, pmid, newT, v.inst, n, t)

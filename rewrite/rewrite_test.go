@@ -103,10 +103,43 @@ func TestValueErrorNamesMetric(t *testing.T) {
 	if err == nil {
 		t.Fatal("a negative value converted to U32")
 	}
-	for _, want := range []string{"x.bin", "instance 2", "2023-11-14 22:13:21", "negative"} {
+	// the value named is the one that did not convert (-7), not Retype's
+	// zero result (QA 487 showed "0 to PM_TYPE_U32")
+	for _, want := range []string{"x.bin", "instance 2", "2023-11-14 22:13:21", "-7 to PM_TYPE_U32", "negative"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
+	}
+}
+
+// TestNewLabelsOneSetPerObject: several NEW labels for one object make
+// one label set with the names in order, as pmlogrewrite writes them (PCP
+// QA 1338), not one set per label.
+func TestNewLabelsOneSetPerObject(t *testing.T) {
+	recs, meta := synth(t, 1, 2, 3)
+	plan := compile(t, `LABEL CONTEXT { NEW "zz" "last" }
+LABEL CONTEXT { NEW "aa" 1 }
+LABEL CONTEXT { NEW "mm" true }
+LABEL INSTANCES 29.2 2 { NEW "b" null }
+LABEL INSTANCES 29.2 2 { NEW "a" false }`, meta)
+	out, err := collect(t, recs, plan, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range out {
+		if ls, ok := r.(*stream.LabelSet); ok {
+			for _, s := range ls.Sets {
+				got = append(got, fmt.Sprintf("%d/%d %s", ls.Type, s.Inst, s.JSON))
+			}
+		}
+	}
+	want := []string{
+		fmt.Sprintf("%d/%d %s", stream.LabelContext, stream.InstNull, `{"aa":1,"mm":true,"zz":"last"}`),
+		fmt.Sprintf("%d/%d %s", stream.LabelInstances, 2, `{"a":false,"b":null}`),
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("label sets:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

@@ -249,6 +249,7 @@ rm -rf "$OUT.rules"
 input "$(basename "$HOURLY") ($(echo $HOURLY_BASES | wc -w) archives)" $HOURLY_BASES
 compare "cp (floor)" "cp $HOURLY/* $OUT/" ""
 compare "merge" "$PMLOGEXTRACT $HOURLY_BASES $OUT/x" "$BIN/pcpextract $HOURLY_BASES -o $OUT/x"
+compare "merge, synced to disk" "$PMLOGEXTRACT $HOURLY_BASES $OUT/x && sync" "$BIN/pcpextract $HOURLY_BASES -o $OUT/x && sync"
 # pcpcat concatenates archives that follow each other in time, with
 # libpcp's multi-archive rules rather than pmlogextract's.
 compare "concatenate (pcpcat)" "" "$BIN/pcpcat $HOURLY_BASES -o $OUT/x"

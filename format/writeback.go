@@ -1,0 +1,29 @@
+package format
+
+import "os"
+
+// writebackEvery is how much a file written may grow before its
+// write-back to disk is started (see writeback).
+const writebackEvery = 8 << 20
+
+// writeback passes writes on to an output file and, every writebackEvery
+// bytes, asks the kernel to start writing them to disk (without waiting).
+// The writer syncs every file before renaming it into place; started
+// early, the disk writes overlap the rest of the work, and the sync at the
+// end has little left to wait for. Where the system has no such call,
+// nothing is started and the final sync does it all.
+type writeback struct {
+	f       *os.File
+	written int64
+	started int64
+}
+
+func (w *writeback) Write(b []byte) (int, error) {
+	n, err := w.f.Write(b)
+	w.written += int64(n)
+	if w.written-w.started >= writebackEvery {
+		startWriteback(w.f, w.started, w.written-w.started)
+		w.started = w.written
+	}
+	return n, err
+}
