@@ -414,7 +414,7 @@ func (it *archiveIter) nextData() error {
 				continue
 			}
 			if d.tail && it.vi == len(a.vols)-1 {
-				a.warnf(&FormatError{File: it.dr.name, Offset: d.off, Msg: "truncated record, read stops at the last good record", Err: errors.New(d.msg)})
+				a.warnf(&FormatError{File: it.dr.name, Offset: d.off, Msg: "truncated record, read stops at the last good record", Err: truncatedErr(d.msg)})
 				it.dataDone = true
 				it.df.Close()
 				it.df = nil
@@ -489,3 +489,15 @@ func (it *archiveIter) limitedWarn(n *int, off int64, msg string) {
 	}
 	it.a.warnf(&FormatError{File: it.dr.name, Offset: off, Msg: msg})
 }
+
+// ErrTruncated is found (errors.Is) in the warning about a truncated last
+// record: the read ended early, at the last good record. Tools that must
+// not write a shortened copy (pcprewrite, as pmlogrewrite) fail on it.
+var ErrTruncated = errors.New("truncated record")
+
+// truncatedErr says what is wrong with a truncated record, and is
+// ErrTruncated.
+type truncatedErr string
+
+func (e truncatedErr) Error() string        { return string(e) }
+func (e truncatedErr) Is(target error) bool { return target == ErrTruncated }

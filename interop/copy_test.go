@@ -32,13 +32,19 @@ func TestCopyFaithful(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("pcpcat %s -o: exit %d: %s", a, r.code, r.stderr)
 		}
-		piped := filepath.Join(dir, "piped")
-		r = run(slow, nil, "sh", "-c", `"$0" "$1" | "$0" -o "$2"`, ours("pcpcat"), a, piped)
-		if r.code != 0 {
-			t.Fatalf("pcpcat %s | pcpcat -o: exit %d: %s", a, r.code, r.stderr)
+		outs := []string{direct}
+		// The pipe is the same code on every archive; on the two heavy
+		// ones (minutes of pmdumplog each) it is left to PCPTOOLS_QA_FULL.
+		if !heavy[filepath.Base(a)] || os.Getenv("PCPTOOLS_QA_FULL") != "" {
+			piped := filepath.Join(dir, "piped")
+			r = run(slow, nil, "sh", "-c", `"$0" "$1" | "$0" -o "$2"`, ours("pcpcat"), a, piped)
+			if r.code != 0 {
+				t.Fatalf("pcpcat %s | pcpcat -o: exit %d: %s", a, r.code, r.stderr)
+			}
+			outs = append(outs, piped)
 		}
 		ok := true
-		for _, out := range []string{direct, piped} {
+		for _, out := range outs {
 			if d := sameDump(want, dumpOf(t, out, faithfulFlags...), a, out); d != "" {
 				ok = false
 				t.Errorf("%s: pmdumplog %v differs: %s", filepath.Base(out), faithfulFlags, d)

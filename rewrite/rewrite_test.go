@@ -143,6 +143,25 @@ LABEL INSTANCES 29.2 2 { NEW "a" false }`, meta)
 	}
 }
 
+// TestNewInstanceLabelOrder: NEW labels for the instances of an indom come
+// in pmlogrewrite's order, the reverse of the first sight of each instance
+// walking the indom's versions newest first (PCP QA 1239).
+func TestNewInstanceLabelOrder(t *testing.T) {
+	_, meta := synth(t, 1, 2, 3)
+	id := stream.NewInDomID(29, 2)
+	t0 := meta.Resolved[id][0].T
+	meta.Resolved[id] = append(meta.Resolved[id], &stream.InstanceSet{T: stream.Timestamp{Sec: t0.Sec + 2}, Insts: []int32{3, 4}, Names: []string{"c", "d"}})
+	plan := compile(t, `LABEL INSTANCES 29.2 * { NEW "x" 1 }`, meta)
+	var got []int32
+	for _, n := range plan.New {
+		got = append(got, n.Inst)
+	}
+	// newest first: 3 4, then 1 2 from the older version; reversed
+	if fmt.Sprint(got) != "[2 1 4 3]" {
+		t.Errorf("instances labelled in order %v, want [2 1 4 3]", got)
+	}
+}
+
 func TestDeleteDropsEmptyResult(t *testing.T) {
 	recs, meta := synth(t, 1, 2, 3)
 	plan := compile(t, "metric x.bin { delete } metric x.one { delete }", meta)

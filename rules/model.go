@@ -72,6 +72,10 @@ func (e *Error) Error() string {
 type Warning struct {
 	Pos Pos
 	Msg string
+	// Always: printed whether or not warnings were asked for (-w), as
+	// pmlogrewrite prints what its parser notices; the others are rules
+	// that do not apply to the archive.
+	Always bool
 }
 
 func (w Warning) String() string { return fmt.Sprintf("%s: warning: %s", w.Pos, w.Msg) }

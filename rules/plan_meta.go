@@ -488,10 +488,30 @@ func (c *compiler) newLabels(r *LabelRule, cl LabelClause) {
 				continue
 			}
 			ip := c.startInDom(id)
+			name := make(map[int32]string, len(ip.insts))
 			for i, in := range ip.insts {
-				if tg.AnyInst || tg.HasInstName && instNameEq(ip.names[i], tg.InstName) || !tg.HasInstName && in == tg.Inst {
-					add(stream.LabelInstances, uint32(id), in)
+				name[in] = ip.names[i]
+			}
+			// pmlogrewrite walks the versions of the indom newest first,
+			// each in its stored order, making a spec for each instance
+			// the first time it sees it, and prepends each spec to its
+			// list: the labels come out in the reverse of that order.
+			vs := c.meta.Resolved[id]
+			seen := make(map[int32]bool, len(ip.insts))
+			var picked []int32
+			for k := len(vs) - 1; k >= 0; k-- {
+				for _, in := range vs[k].Insts {
+					if seen[in] {
+						continue
+					}
+					seen[in] = true
+					if tg.AnyInst || tg.HasInstName && instNameEq(name[in], tg.InstName) || !tg.HasInstName && in == tg.Inst {
+						picked = append(picked, in)
+					}
 				}
+			}
+			for k := len(picked) - 1; k >= 0; k-- {
+				add(stream.LabelInstances, uint32(id), picked[k])
 			}
 		}
 	}

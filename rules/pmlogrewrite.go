@@ -103,7 +103,7 @@ func (p *parser) expected(what string) {
 }
 
 func (p *parser) warn(pos Pos, format string, args ...any) {
-	p.cfg.Warnings = append(p.cfg.Warnings, Warning{Pos: pos, Msg: fmt.Sprintf(format, args...)})
+	p.cfg.Warnings = append(p.cfg.Warnings, Warning{Pos: pos, Msg: fmt.Sprintf(format, args...), Always: true})
 }
 
 func (p *parser) advance() token {

@@ -144,6 +144,7 @@ type job struct {
 	version  int
 	cfg      *rules.Config
 	scale    bool
+	damage   error // a truncated input record, met while reading
 }
 
 func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, stderr io.Writer) error {
@@ -211,6 +212,9 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 }
 
 func (j *job) warn(err error) {
+	if errors.Is(err, format.ErrTruncated) && j.damage == nil {
+		j.damage = err
+	}
 	fmt.Fprintf(j.stderr, "%s: Warning: %v\n", j.prog, err)
 }
 
@@ -249,8 +253,8 @@ func (j *job) run(stdin *os.File, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if j.warnings {
-		for _, w := range plan.Warnings {
+	for _, w := range plan.Warnings {
+		if j.warnings || w.Always {
 			fmt.Fprintf(j.stderr, "%s: %s\n", j.prog, w)
 		}
 	}
@@ -281,8 +285,6 @@ func (j *job) run(stdin *os.File, stdout io.Writer) error {
 		os.Remove(tmpBase)
 		out = tmpBase
 	}
-	// Synced only in place, as pmlogrewrite does: the sync of a large
-	// output costs more than the rewrite.
 	wopts := format.WriterOptions{Version: outVer, StartAtFirstRecord: true, DeltaInDoms: true,
 		KeepVolumes: true, IndexRepeats: true, Warn: j.warn}
 	sink, err := toolio.OpenOutput(out, wopts, stdout)
@@ -298,20 +300,26 @@ func (j *job) run(stdin *os.File, stdout io.Writer) error {
 	if err := rw.Err(); err != nil {
 		if j.desp && out != "" && !j.inPlace && rw.DataRecords() > 0 {
 			if cerr := sink.Close(); cerr == nil {
-				fmt.Fprintf(j.stderr, "%s: %v\nArchive %q creation truncated.\n", j.prog, err, out)
+				fmt.Fprintf(j.stderr, "%s: %v\n%s: the partial archive %q is kept (-d)\n", j.prog, err, j.prog, out)
 				return quiet{exitFailed}
 			}
 		}
 		sink.Abort(err)
 		if j.compat && !j.inPlace {
-			return fmt.Errorf("%v\nArchive %q not created", err, out)
+			return fmt.Errorf("%v\nno archive %q written", err, out)
 		}
 		return err
+	}
+	if j.damage != nil && !j.desp {
+		// A rewrite (in place above all) must not shorten an archive
+		// silently; pmlogrewrite refuses too.
+		sink.Abort(j.damage)
+		return fmt.Errorf("%v: the input is damaged, nothing written (-d writes what precedes the damage)", j.damage)
 	}
 	if rw.DataRecords() == 0 {
 		sink.Abort(errors.New("empty"))
 		if j.compat {
-			fmt.Fprintf(j.stderr, "%s: Warning: empty archive %q will be skipped\n", j.prog, j.in)
+			fmt.Fprintf(j.stderr, "%s: Warning: %q has no data: skipped\n", j.prog, j.in)
 			return nil
 		}
 		return fmt.Errorf("%s: no data records: nothing written", name)
