@@ -79,6 +79,7 @@ func OpenInputs(names []string, stdin *os.File, warn func(error)) (*Input, error
 		if stdin == nil || pipe.IsTerminal(stdin) {
 			return nil, ErrNoInput
 		}
+		growPipe(stdin)
 		br := bufio.NewReaderSize(stdin, 1<<20)
 		peek, _ := br.Peek(16)
 		if !pipe.IsPipeStream(peek) {
@@ -135,8 +136,12 @@ func OpenOutput(prefix string, opts format.WriterOptions, stdout io.Writer) (Sin
 		}
 		return archiveSink{w}, nil
 	}
-	if f, ok := stdout.(*os.File); stdout == nil || ok && pipe.IsTerminal(f) {
+	f, ok := stdout.(*os.File)
+	if stdout == nil || ok && pipe.IsTerminal(f) {
 		return nil, ErrTerminal
+	}
+	if ok {
+		growPipe(f)
 	}
 	return &pipeSink{w: pipe.NewWriter(stdout)}, nil
 }

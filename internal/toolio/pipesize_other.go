@@ -1,0 +1,7 @@
+//go:build !linux
+
+package toolio
+
+import "os"
+
+func growPipe(*os.File) {}
