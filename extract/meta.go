@@ -46,6 +46,35 @@ type metaStore struct {
 	// due caches, per metric, the earliest time at which metadata of its
 	// may next be due: before it, a result needs nothing written for it.
 	due map[stream.PMID]stream.Timestamp
+	// dueSlots caches due in front of the map: a result lists the same
+	// metrics record after record, and this lookup runs for every value
+	// set of every record.
+	dueSlots [1024]dueSlot
+}
+
+type dueSlot struct {
+	p   stream.PMID
+	t   stream.Timestamp
+	set bool
+}
+
+func dueSlotOf(p stream.PMID) int { return int(uint32(p) * 2654435761 >> 22) }
+
+// dueOf returns the due time of p, if known.
+func (m *metaStore) dueOf(p stream.PMID) (stream.Timestamp, bool) {
+	if s := &m.dueSlots[dueSlotOf(p)]; s.set && s.p == p {
+		return s.t, true
+	}
+	t, ok := m.due[p]
+	if ok {
+		m.dueSlots[dueSlotOf(p)] = dueSlot{p: p, t: t, set: true}
+	}
+	return t, ok
+}
+
+func (m *metaStore) setDue(p stream.PMID, t stream.Timestamp) {
+	m.due[p] = t
+	m.dueSlots[dueSlotOf(p)] = dueSlot{p: p, t: t, set: true}
 }
 
 // never is later than any timestamp.
@@ -302,14 +331,14 @@ func (m *metaStore) forResult(out []stream.Record, r *stream.Result, now stream.
 	it := r.VSets()
 	for it.Next() {
 		p := it.VSet().PMID
-		if d, ok := m.due[p]; ok && now.Before(d) {
+		if d, ok := m.dueOf(p); ok && now.Before(d) {
 			continue
 		}
 		var err error
 		if out, err = m.forMetric(out, p, now); err != nil {
 			return out, err
 		}
-		m.due[p] = m.nextDue(p, now)
+		m.setDue(p, m.nextDue(p, now))
 	}
 	return out, it.Err()
 }
