@@ -27,25 +27,12 @@ func main() {
 	os.Exit(code)
 }
 
-// Exit statuses.
-const (
-	exitOK       = 0
-	exitFailed   = 1 // bad input, a failed check, an error while writing
-	exitUsage    = 2
-	exitInternal = 3
-)
-
 // valued lists the flags that take a value, for toolio.Permute.
 var valued = map[string]bool{"o": true, "output": true, "V": true, "Z": true, "S": true, "T": true,
 	"start": true, "finish": true, "volume-records": true, "volume-size": true}
 
 func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
-	defer func() {
-		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "pcpcat: internal error: %v (please report this with the input that caused it)\n", r)
-			status = exitInternal
-		}
-	}()
+	defer toolio.CatchPanic("pcpcat", stderr, &status)
 	cli.HelpFlag = &cli.BoolFlag{Name: "help", Usage: "show help"}
 	var xcount int
 	app := &cli.App{
@@ -95,12 +82,12 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		var ue usageError
 		if errors.As(err, &ue) || strings.Contains(err.Error(), "flag provided but not defined") {
 			fmt.Fprintf(stderr, "pcpcat: %v\nTry 'pcpcat --help'.\n", err)
-			return exitUsage
+			return toolio.ExitUsage
 		}
 		fmt.Fprintf(stderr, "pcpcat: %v\n", err)
-		return exitFailed
+		return toolio.ExitFailed
 	}
-	return exitOK
+	return toolio.ExitOK
 }
 
 type usageError struct{ msg string }

@@ -32,13 +32,6 @@ func main() {
 	os.Exit(code)
 }
 
-const (
-	exitOK       = 0
-	exitFailed   = 1
-	exitUsage    = 2
-	exitInternal = 3
-)
-
 var valued = map[string]bool{"o": true, "output": true, "c": true, "config": true, "S": true, "start": true,
 	"T": true, "finish": true, "s": true, "samples": true, "v": true, "volsamples": true, "V": true,
 	"outputversion": true, "Z": true, "timezone": true, "j": true, "jobs": true}
@@ -47,23 +40,13 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
-// compat is true when invoked as pmlogextract.
-func compatName(arg0 string) bool {
-	return strings.TrimSuffix(filepath.Base(arg0), ".exe") == "pmlogextract"
-}
-
 func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	prog := "pcpextract"
-	compat := len(args) > 0 && compatName(args[0])
+	compat := len(args) > 0 && toolio.InvokedAs(args[0], "pmlogextract")
 	if compat {
 		prog = "pmlogextract"
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "%s: internal error: %v (please report this with the input that caused it)\n", prog, r)
-			status = exitInternal
-		}
-	}()
+	defer toolio.CatchPanic(prog, stderr, &status)
 	cli.HelpFlag = &cli.BoolFlag{Name: "help", Aliases: []string{"?"}, Usage: "show help"}
 	usage := "pcpextract [options] [archive ...] [-o OUT]\n   pcpcat A | pcpextract -S @10:00 -T @11:00 -o OUT\n   pcpextract --folio F ... -o DIR     (or directories of per-host archives)"
 	if compat {
@@ -117,16 +100,16 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		var ue usageError
 		if errors.As(err, &ue) || strings.Contains(err.Error(), "flag provided but not defined") || strings.Contains(err.Error(), "invalid value") {
 			fmt.Fprintf(stderr, "%s: %v\nTry '%s --help'.\n", prog, err, prog)
-			return exitUsage
+			return toolio.ExitUsage
 		}
 		var fe folioFailed
 		if errors.As(err, &fe) {
-			return exitFailed
+			return toolio.ExitFailed
 		}
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitFailed
+		return toolio.ExitFailed
 	}
-	return exitOK
+	return toolio.ExitOK
 }
 
 // job is one merge: inputs to an output.

@@ -32,13 +32,6 @@ func main() {
 	os.Exit(code)
 }
 
-const (
-	exitOK       = 0
-	exitFailed   = 1
-	exitUsage    = 2
-	exitInternal = 3
-)
-
 var valued = map[string]bool{"c": true, "config": true, "r": true, "rules": true, "o": true, "output": true,
 	"V": true, "version": true, "D": true}
 
@@ -51,22 +44,13 @@ type quiet struct{ code int }
 
 func (quiet) Error() string { return "" }
 
-func compatName(arg0 string) bool {
-	return strings.TrimSuffix(filepath.Base(arg0), ".exe") == "pmlogrewrite"
-}
-
 func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	prog := "pcprewrite"
-	compat := len(args) > 0 && compatName(args[0])
+	compat := len(args) > 0 && toolio.InvokedAs(args[0], "pmlogrewrite")
 	if compat {
 		prog = "pmlogrewrite"
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "%s: internal error: %v (please report this with the input that caused it)\n", prog, r)
-			status = exitInternal
-		}
-	}()
+	defer toolio.CatchPanic(prog, stderr, &status)
 	cli.HelpFlag = &cli.BoolFlag{Name: "help", Aliases: []string{"?"}, Usage: "show help"}
 	usage := "pcprewrite [-c config]... [-r rules]... [options] [archive] [-o OUT]\n   pcpcat A | pcprewrite -r fix.rules | pcpextract -o OUT\n   pcprewrite -i -c /var/lib/pcp/config/pmlogrewrite ARCHIVE"
 	if compat {
@@ -119,14 +103,14 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 			fmt.Fprintf(stderr, "%s: %v\nUsage: %s\n", prog, err, strings.SplitN(usage, "\n", 2)[0])
 			if compat {
 				// pmlogrewrite exits 1 on a usage error.
-				return exitFailed
+				return toolio.ExitFailed
 			}
-			return exitUsage
+			return toolio.ExitUsage
 		}
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitFailed
+		return toolio.ExitFailed
 	}
-	return exitOK
+	return toolio.ExitOK
 }
 
 type job struct {
@@ -301,7 +285,7 @@ func (j *job) run(stdin *os.File, stdout io.Writer) error {
 		if j.desp && out != "" && !j.inPlace && rw.DataRecords() > 0 {
 			if cerr := sink.Close(); cerr == nil {
 				fmt.Fprintf(j.stderr, "%s: %v\n%s: the partial archive %q is kept (-d)\n", j.prog, err, j.prog, out)
-				return quiet{exitFailed}
+				return quiet{toolio.ExitFailed}
 			}
 		}
 		sink.Abort(err)
