@@ -77,6 +77,12 @@ type WriterOptions struct {
 	// StartAtFirstRecord sets the label's start time to the first result or
 	// mark written (as pmlogextract does) instead of the input label's.
 	StartAtFirstRecord bool
+	// NoSync skips the sync of each file before it is renamed into place,
+	// as PCP's own tools do: the output is still complete before it
+	// appears under its name, but a system crash soon after may leave it
+	// without its content. For scratch outputs, and for comparisons with
+	// tools that do not sync.
+	NoSync bool
 	// Warn receives non-fatal problems; nil discards them.
 	Warn func(error)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+
+	"github.com/pcptools/pcptools/format/compress"
 )
 
 // Buffer sizes: a data volume is read 1 MiB at a time (records are framed
@@ -21,21 +23,42 @@ const (
 // when it is full of bytes the file really delivered, so a lying length
 // word cannot make it allocate more than twice what the file holds.
 type recReader struct {
-	f    io.Reader
-	name string
-	buf  []byte
-	r, w int   // buf[r:w] is read but not consumed
-	off  int64 // file offset of buf[r]
-	eof  bool
-	err  error // read error other than io.EOF
+	f      io.Reader
+	name   string
+	buf    []byte
+	heap   []byte // the reader's own buffer, kept while buf is a mapping
+	mapped bool   // buf is the whole file, mapped
+	window int    // mapped: how far behind r pages may stay resident
+	kept   int    // mapped: pages before buf[kept] are released
+	r, w   int    // buf[r:w] is read but not consumed
+	off    int64  // file offset of buf[r]
+	eof    bool
+	err    error // read error other than io.EOF
 }
 
 // reset points rr at f, whose next byte is at file offset off. size
-// bounds the initial buffer (the file's size, when known).
-func (rr *recReader) reset(f io.Reader, name string, off int64, bufSize int, size int64) {
+// bounds the initial buffer (the file's size, when known). With mapOK, a
+// plain file is mapped instead (see compress.Mapper): the whole file is
+// then "read", the buffer is the mapping, and bufSize is how much of it
+// may stay resident behind the record being read, so that memory stays
+// flat in the file's length.
+func (rr *recReader) reset(f io.Reader, name string, off int64, bufSize int, size int64, mapOK bool) {
 	rr.f, rr.name, rr.off = f, name, off
 	rr.r, rr.w = 0, 0
 	rr.eof, rr.err = false, nil
+	if rr.mapped {
+		rr.buf, rr.heap, rr.mapped = rr.heap, nil, false
+	}
+	if m, ok := f.(compress.Mapper); ok && mapOK && size > off {
+		if b, ok := m.Map(size); ok && int64(len(b)) == size {
+			rr.heap, rr.buf, rr.mapped = rr.buf, b, true
+			rr.window, rr.kept = max(bufSize, minBufSize), 0
+			rr.r, rr.w = int(off), len(b)
+			rr.off = off
+			rr.eof = true
+			return
+		}
+	}
 	want := bufSize
 	if size >= 0 && size-off < int64(want) {
 		want = int(max(size-off, 0))
@@ -166,6 +189,13 @@ func (rr *recReader) frame(minLen int) (rec []byte, off int64, err error) {
 			return nil, off, rr.readErr()
 		}
 		return nil, off, &frameDamage{off, fmt.Sprintf("header length %d does not match trailer length %d", n, t), zero}
+	}
+	if rr.mapped && rr.r-rr.kept >= rr.window {
+		// Let go of the pages behind this record (they stay in the
+		// page cache; only this process's hold on them goes).
+		to := rr.r &^ (compress.PageSize - 1)
+		compress.Release(rr.buf[rr.kept:to])
+		rr.kept = to
 	}
 	rec = rr.buf[rr.r : rr.r+int(n)]
 	rr.r += int(n)

@@ -34,7 +34,7 @@ func (a *Archive) loadMeta() (*Metadata, error) {
 		return nil, err
 	}
 	var rr recReader
-	rr.reset(f, a.metaPath, int64(LabelSize(a.label.Version)), metaBufSize, f.Size())
+	rr.reset(f, a.metaPath, int64(LabelSize(a.label.Version)), metaBufSize, f.Size(), false)
 	m := &Metadata{
 		Label:    a.label,
 		ByPMID:   map[stream.PMID]*stream.Desc{},

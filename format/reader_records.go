@@ -18,6 +18,22 @@ type recordsOptions struct {
 	dataOnly bool
 	metaOnly bool
 	bufSize  int
+	streamed bool
+	noAhead  bool
+}
+
+// Streamed makes Records read plain data volumes through a buffer, as it
+// reads compressed ones, rather than mapping them. For tests of that path.
+func Streamed() RecordsOption {
+	return func(o *recordsOptions) { o.streamed = true }
+}
+
+// NoCheckAhead makes Records check each record itself, when it is read,
+// rather than on a goroutine running ahead (see aheadChecker). A caller
+// that does next to nothing with each record (a plain copy, whose writer
+// has a goroutine of its own) is faster without one more thread.
+func NoCheckAhead() RecordsOption {
+	return func(o *recordsOptions) { o.noAhead = true }
 }
 
 // BufferSize sets the size of the buffer data volumes are read through
@@ -99,7 +115,8 @@ type archiveIter struct {
 	// The data cursor: dpend (&res or &mark) is read and not yet emitted.
 	df       rdFile
 	dr       recReader
-	vi       int // index into a.vols of the open volume
+	ahead    *aheadChecker // checks the mapped volume ahead of dr; nil if none
+	vi       int           // index into a.vols of the open volume
 	dataDone bool
 	dpend    stream.Record
 	res      stream.Result
@@ -142,12 +159,24 @@ func (it *archiveIter) closeFiles() error {
 		err = it.mf.Close()
 		it.mf = nil
 	}
-	if it.df != nil {
-		if e := it.df.Close(); err == nil {
-			err = e
-		}
-		it.df = nil
+	if e := it.closeData(); err == nil {
+		err = e
 	}
+	return err
+}
+
+// closeData closes the open data volume, if any, after stopping its
+// checker (which reads the volume's mapping).
+func (it *archiveIter) closeData() error {
+	if it.ahead != nil {
+		it.ahead.halt()
+		it.ahead = nil
+	}
+	if it.df == nil {
+		return nil
+	}
+	err := it.df.Close()
+	it.df = nil
 	return err
 }
 
@@ -267,7 +296,7 @@ func (it *archiveIter) openMeta() error {
 	if _, err := readLabel(f, a.metaPath, -1); err != nil {
 		return err
 	}
-	it.mr.reset(f, a.metaPath, int64(LabelSize(it.version)), metaBufSize, f.Size())
+	it.mr.reset(f, a.metaPath, int64(LabelSize(it.version)), metaBufSize, f.Size(), false)
 	return nil
 }
 
@@ -357,7 +386,10 @@ func (it *archiveIter) openVolume(i int) error {
 	if it.opt.bufSize > 0 {
 		size = it.opt.bufSize
 	}
-	it.dr.reset(f, v.path, off, size, f.Size())
+	it.dr.reset(f, v.path, off, size, f.Size(), !it.opt.streamed)
+	if it.dr.mapped && !it.opt.noAhead {
+		it.ahead = startChecker(it.dr.buf, off, it.version, size)
+	}
 	return nil
 }
 
@@ -366,10 +398,7 @@ func (it *archiveIter) openVolume(i int) error {
 func (it *archiveIter) rescan(why error) error {
 	it.a.warnf(fmt.Errorf("index not used, scanning from the start: %w", why))
 	it.seeking = false
-	if it.df != nil {
-		it.df.Close()
-		it.df = nil
-	}
+	it.closeData()
 	it.vi = -1
 	it.haveData = false
 	return nil
@@ -398,10 +427,9 @@ func (it *archiveIter) nextData() error {
 			if it.seeking {
 				it.seeking = false // an offset at the end of a volume is fine
 			}
-			if err := it.df.Close(); err != nil {
+			if err := it.closeData(); err != nil {
 				return err
 			}
-			it.df = nil
 			continue
 		}
 		if err != nil {
@@ -416,15 +444,14 @@ func (it *archiveIter) nextData() error {
 			if d.tail && it.vi == len(a.vols)-1 {
 				a.warnf(&FormatError{File: it.dr.name, Offset: d.off, Msg: "truncated record, read stops at the last good record", Err: truncatedErr(d.msg)})
 				it.dataDone = true
-				it.df.Close()
-				it.df = nil
+				it.closeData()
 				return nil
 			}
 			return &FormatError{File: it.dr.name, Offset: d.off, Msg: "data record: " + d.msg}
 		}
 		it.framed++
 		mark, err := DecodeData(rec, it.version, &it.res)
-		if err == nil && !mark {
+		if err == nil && !mark && (it.ahead == nil || !it.ahead.covers(off+int64(len(rec)))) {
 			err = it.res.Validate()
 		}
 		if err != nil {

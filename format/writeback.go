@@ -16,12 +16,13 @@ type writeback struct {
 	f       *os.File
 	written int64
 	started int64
+	off     bool // the file is not synced (WriterOptions.NoSync): start nothing
 }
 
 func (w *writeback) Write(b []byte) (int, error) {
 	n, err := w.f.Write(b)
 	w.written += int64(n)
-	if w.written-w.started >= writebackEvery {
+	if !w.off && w.written-w.started >= writebackEvery {
 		startWriteback(w.f, w.started, w.written-w.started)
 		w.started = w.written
 	}

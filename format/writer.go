@@ -80,6 +80,8 @@ const (
 	maxVolumeV2 = math.MaxInt32
 	// writeBuffer is the size of each output file's buffer.
 	writeBuffer = 256 << 10
+	// directWrite is the size from which a record bypasses the buffer.
+	directWrite = 64 << 10
 )
 
 // Writer writes a stream of records as a PCP archive. Create one with
@@ -149,13 +151,16 @@ type fileHook func(final string, w io.Writer) io.Writer
 // outFile is one output file: a temporary in the destination directory,
 // buffered, with a count of the (uncompressed) bytes written.
 type outFile struct {
-	final string
-	tmp   string
-	f     *os.File
-	z     *compress.SeekableWriter // nil unless the file is compressed
-	bw    *bufio.Writer
-	off   int64
-	open  bool
+	final  string
+	tmp    string
+	f      *os.File
+	z      *compress.SeekableWriter // nil unless the file is compressed
+	bw     *bufio.Writer            // nil when aw is used
+	aw     *asyncWriter             // data volumes: see asyncWriter
+	sink   io.Writer                // what bw writes to
+	off    int64
+	open   bool
+	noSync bool // see WriterOptions.NoSync
 }
 
 // Create starts an archive whose files are base.meta, base.index and
@@ -195,7 +200,7 @@ func create(base string, opts WriterOptions, hook fileHook) (*Writer, error) {
 	}
 	// The .meta temporary is created now so that an unwritable directory
 	// is reported before the caller starts reading its input.
-	m, err := w.newFile(base+".meta", false)
+	m, err := w.newFile(base+".meta", false, false)
 	if err != nil {
 		return nil, err
 	}
@@ -254,14 +259,14 @@ func (w *Writer) checkFree() error {
 	return nil
 }
 
-func (w *Writer) newFile(final string, zstd bool) (*outFile, error) {
+func (w *Writer) newFile(final string, zstd, async bool) (*outFile, error) {
 	f, err := os.CreateTemp(w.dir, "."+filepath.Base(final)+".tmp*")
 	if err != nil {
 		return nil, fileErr(final, "create", err)
 	}
-	o := &outFile{final: final, tmp: f.Name(), f: f, open: true}
+	o := &outFile{final: final, tmp: f.Name(), f: f, open: true, noSync: w.opts.NoSync}
 	w.files = append(w.files, o)
-	var sink io.Writer = &writeback{f: f}
+	var sink io.Writer = &writeback{f: f, off: w.opts.NoSync}
 	if w.hook != nil {
 		sink = w.hook(final, sink)
 	}
@@ -269,7 +274,12 @@ func (w *Writer) newFile(final string, zstd bool) (*outFile, error) {
 		o.z = compress.NewSeekableWriter(sink)
 		sink = o.z
 	}
-	o.bw = bufio.NewWriterSize(sink, writeBuffer)
+	o.sink = sink
+	if async {
+		o.aw = newAsyncWriter(sink)
+	} else {
+		o.bw = bufio.NewWriterSize(sink, writeBuffer)
+	}
 	return o, nil
 }
 
@@ -283,6 +293,27 @@ func fileErr(file, op string, err error) error {
 }
 
 func (o *outFile) write(b []byte) error {
+	if o.aw != nil {
+		n, err := o.aw.Write(b)
+		o.off += int64(n)
+		if err != nil {
+			return fileErr(o.final, "write", err)
+		}
+		return nil
+	}
+	if len(b) >= directWrite {
+		// A large record goes straight to the file: copying it into
+		// the buffer first would cost as much as the write itself.
+		if err := o.bw.Flush(); err != nil {
+			return fileErr(o.final, "write", err)
+		}
+		n, err := o.sink.Write(b)
+		o.off += int64(n)
+		if err != nil {
+			return fileErr(o.final, "write", err)
+		}
+		return nil
+	}
 	n, err := o.bw.Write(b)
 	o.off += int64(n)
 	if err != nil {
@@ -298,7 +329,13 @@ func (o *outFile) finish() error {
 		return nil
 	}
 	o.open = false
-	err := o.bw.Flush()
+	var err error
+	if o.aw != nil {
+		err = o.aw.Flush()
+		o.aw.stop()
+	} else {
+		err = o.bw.Flush()
+	}
 	if err == nil && o.z != nil {
 		err = o.z.Close()
 	}
@@ -310,9 +347,11 @@ func (o *outFile) finish() error {
 		o.f.Close()
 		return fileErr(o.final, "chmod", err)
 	}
-	if err := o.f.Sync(); err != nil {
-		o.f.Close()
-		return fileErr(o.final, "sync", err)
+	if !o.noSync {
+		if err := o.f.Sync(); err != nil {
+			o.f.Close()
+			return fileErr(o.final, "sync", err)
+		}
 	}
 	if err := o.f.Close(); err != nil {
 		return fileErr(o.final, "close", err)
@@ -886,7 +925,7 @@ func (w *Writer) volumeName(n int32) string {
 }
 
 func (w *Writer) openVolume(n int32) error {
-	o, err := w.newFile(w.volumeName(n), w.opts.Zstd)
+	o, err := w.newFile(w.volumeName(n), w.opts.Zstd, true)
 	if err != nil {
 		return err
 	}
@@ -953,7 +992,7 @@ func (w *Writer) finish() error {
 	if err := w.meta.finish(); err != nil {
 		return err
 	}
-	idx, err := w.newFile(w.base+".index", false)
+	idx, err := w.newFile(w.base+".index", false, false)
 	if err != nil {
 		return err
 	}
@@ -1042,6 +1081,9 @@ func (w *Writer) Abort() {
 	for _, o := range w.files {
 		if o.open {
 			o.open = false
+			if o.aw != nil {
+				o.aw.stop()
+			}
 			if o.z != nil {
 				o.z.Close()
 			}

@@ -49,6 +49,7 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "write an archive with base name `PREFIX`"},
 			&cli.IntFlag{Name: "V", Usage: "output archive `version` (2 or 3; default: the input's)"},
 			&cli.BoolFlag{Name: "zstd", Usage: "write data volumes as seekable zstd (.N.zst; PCP reads them from 6.3.2)"},
+			&cli.BoolFlag{Name: "no-sync", Usage: "do not sync the output to disk before renaming it into place (as PCP's tools do): faster, less safe"},
 			&cli.IntFlag{Name: "volume-records", Usage: "start a new volume every `N` records"},
 			&cli.StringFlag{Name: "volume-size", Usage: "start a new volume before `SIZE` bytes (e.g. 100MiB)"},
 			&cli.BoolFlag{Name: "check", Usage: "check archive integrity like pmlogcheck; exit 1 if anything is wrong"},
@@ -159,7 +160,7 @@ func action(c *cli.Context, xcount int, stdin *os.File, stdout, stderr io.Writer
 }
 
 func writerOptions(c *cli.Context, stderr io.Writer) (format.WriterOptions, error) {
-	o := format.WriterOptions{Version: c.Int("V"), Zstd: c.Bool("zstd"), VolumeRecords: c.Int("volume-records"), Warn: warner(stderr)}
+	o := format.WriterOptions{Version: c.Int("V"), Zstd: c.Bool("zstd"), VolumeRecords: c.Int("volume-records"), NoSync: c.Bool("no-sync"), Warn: warner(stderr)}
 	// A plain copy keeps the input's volumes; asking for a roll-over policy
 	// replaces them.
 	o.KeepVolumes = o.VolumeRecords == 0 && c.String("volume-size") == ""
@@ -180,7 +181,14 @@ func copyArchives(names []string, out string, opts format.WriterOptions, stdin *
 	if f, ok := stdout.(*os.File); out == "" && ok && pipe.IsTerminal(f) {
 		return toolio.ErrTerminal // before opening anything
 	}
-	in, err := toolio.OpenInputs(names, stdin, warner(stderr))
+	var ropts []format.RecordsOption
+	if out != "" {
+		// A copy does next to nothing per record, and the writer has a
+		// goroutine of its own: a third one checking ahead only competes
+		// with the two (measured: docs/benchmarks.md).
+		ropts = append(ropts, format.NoCheckAhead())
+	}
+	in, err := toolio.OpenInputs(names, stdin, warner(stderr), ropts...)
 	if err != nil {
 		return err
 	}

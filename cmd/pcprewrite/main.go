@@ -72,6 +72,7 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		flags = append(flags,
 			&cli.StringSliceFlag{Name: "r", Aliases: []string{"rules"}, Usage: "rules in pcprewrite's expression language from `FILE` (repeatable; docs/rules.md)"},
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "write an archive with base name `PREFIX` (default: the stream on standard output)"},
+			&cli.BoolFlag{Name: "no-sync", Usage: "do not sync the output to disk before renaming it into place (as PCP's tools do): faster, less safe"},
 		)
 	}
 	app := &cli.App{
@@ -129,12 +130,13 @@ type job struct {
 	cfg      *rules.Config
 	scale    bool
 	damage   error // a truncated input record, met while reading
+	noSync   bool  // --no-sync (never with -i: the input is at stake)
 }
 
 func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, stderr io.Writer) error {
 	j := &job{prog: prog, compat: compat, stderr: stderr, inPlace: c.Bool("i"), check: c.Bool("C"),
 		quick: c.Bool("q"), verbose: c.Bool("v") || c.Bool("C"), warnings: c.Bool("w") || c.Bool("C"),
-		desp: c.Bool("d"), version: c.Int("V"), scale: c.Bool("s")}
+		desp: c.Bool("d"), version: c.Int("V"), scale: c.Bool("s"), noSync: !compat && c.Bool("no-sync")}
 	if v := j.version; v != 0 && v != 2 && v != 3 {
 		return usageError{fmt.Sprintf("-V %d: unsupported version (2 or 3)", v)}
 	}
@@ -270,7 +272,7 @@ func (j *job) run(stdin *os.File, stdout io.Writer) error {
 		out = tmpBase
 	}
 	wopts := format.WriterOptions{Version: outVer, StartAtFirstRecord: true, DeltaInDoms: true,
-		KeepVolumes: true, IndexRepeats: true, Warn: j.warn}
+		KeepVolumes: true, IndexRepeats: true, Warn: j.warn, NoSync: j.noSync && !j.inPlace}
 	sink, err := toolio.OpenOutput(out, wopts, stdout)
 	if err != nil {
 		return err

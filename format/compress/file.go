@@ -12,8 +12,15 @@ var errNegativeOffset = errors.New("negative offset")
 // plainFile is an uncompressed file: the *os.File does everything.
 type plainFile struct {
 	*os.File
-	name string
-	size int64 // at Open
+	name   string
+	size   int64  // at Open
+	mapped []byte // see Map
+}
+
+// Close unmaps the file, if it was mapped, and closes it.
+func (f *plainFile) Close() error {
+	f.unmap()
+	return f.File.Close()
 }
 
 func (f *plainFile) Name() string { return f.name }
@@ -146,6 +153,7 @@ func closeBoth(a error, c io.Closer) error {
 }
 
 var (
-	_ File = (*file)(nil)
-	_ File = (*plainFile)(nil)
+	_ File   = (*file)(nil)
+	_ File   = (*plainFile)(nil)
+	_ Mapper = (*plainFile)(nil)
 )

@@ -73,7 +73,8 @@ func OpenArchives(names []string, warn func(error)) ([]*format.Archive, []string
 
 // OpenInputs opens the archives named, or, with no names, the stream on
 // stdin. Several archives are concatenated in time order (stream.Concat).
-func OpenInputs(names []string, stdin *os.File, warn func(error)) (*Input, error) {
+// opts apply to each archive's Records.
+func OpenInputs(names []string, stdin *os.File, warn func(error), opts ...format.RecordsOption) (*Input, error) {
 	in := &Input{}
 	if len(names) == 0 {
 		if stdin == nil || pipe.IsTerminal(stdin) {
@@ -100,7 +101,7 @@ func OpenInputs(names []string, stdin *os.File, warn func(error)) (*Input, error
 	in.Archives, in.Names = archives, sorted
 	its := make([]stream.Iterator, len(archives))
 	for i, a := range archives {
-		rit := a.Records()
+		rit := a.Records(opts...)
 		its[i] = rit
 		in.closers = append(in.closers, rit)
 	}

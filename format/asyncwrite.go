@@ -1,0 +1,142 @@
+package format
+
+import (
+	"io"
+	"sync"
+)
+
+// asyncWriter buffers a data volume's bytes in chunks and writes full
+// chunks from a goroutine of its own, so that the write system calls (the
+// copy into the page cache, and the start of write-back) and, for a zstd
+// volume, the compression run on the other core while the caller reads,
+// checks and encodes the next records. Bytes are copied into the chunk at
+// Write: the caller's slice may change as soon as Write returns.
+//
+// A write error is sticky and comes back from a later Write or from
+// Flush; after one, nothing more is written.
+type asyncWriter struct {
+	w        io.Writer
+	buf      []byte        // being filled, nil when every chunk is away
+	full     chan []byte   // chunks to write
+	free     chan []byte   // written chunks, back
+	done     chan struct{} // closed when the goroutine has ended
+	made     int           // chunks allocated
+	inflight int           // chunks sent and not yet back
+	err      error         // sticky, caller's side
+
+	mu    sync.Mutex
+	bgErr error // the goroutine's first write error
+}
+
+const (
+	asyncChunk  = 1 << 20
+	asyncChunks = 3
+)
+
+func newAsyncWriter(w io.Writer) *asyncWriter {
+	a := &asyncWriter{
+		w:    w,
+		full: make(chan []byte, asyncChunks),
+		free: make(chan []byte, asyncChunks),
+		done: make(chan struct{}),
+	}
+	go a.run()
+	return a
+}
+
+func (a *asyncWriter) run() {
+	defer close(a.done)
+	var err error
+	for b := range a.full {
+		if err == nil {
+			if _, err = a.w.Write(b); err != nil {
+				a.mu.Lock()
+				a.bgErr = err
+				a.mu.Unlock()
+			}
+		}
+		a.free <- b[:0]
+	}
+}
+
+// chunk returns an empty chunk: a written one if any is back, a new one
+// while fewer than asyncChunks exist, else the next to come back.
+func (a *asyncWriter) chunk() []byte {
+	select {
+	case b := <-a.free:
+		a.inflight--
+		return b
+	default:
+	}
+	if a.made < asyncChunks {
+		a.made++
+		return make([]byte, 0, asyncChunk)
+	}
+	b := <-a.free
+	a.inflight--
+	return b
+}
+
+func (a *asyncWriter) send() {
+	a.full <- a.buf
+	a.inflight++
+	a.buf = nil
+}
+
+func (a *asyncWriter) check() error {
+	if a.err == nil {
+		a.mu.Lock()
+		a.err = a.bgErr
+		a.mu.Unlock()
+	}
+	return a.err
+}
+
+func (a *asyncWriter) Write(p []byte) (int, error) {
+	if err := a.check(); err != nil {
+		return 0, err
+	}
+	n := len(p)
+	for len(p) > 0 {
+		if a.buf == nil {
+			a.buf = a.chunk()
+		}
+		k := min(cap(a.buf)-len(a.buf), len(p))
+		a.buf = append(a.buf, p[:k]...)
+		p = p[k:]
+		if len(a.buf) == cap(a.buf) {
+			a.send()
+			if err := a.check(); err != nil {
+				return n - len(p), err
+			}
+		}
+	}
+	return n, nil
+}
+
+// Flush writes what is buffered and waits until every chunk is written.
+func (a *asyncWriter) Flush() error {
+	if len(a.buf) > 0 {
+		a.send()
+	}
+	for a.inflight > 0 {
+		b := <-a.free
+		a.inflight--
+		if a.buf == nil {
+			a.buf = b
+		}
+	}
+	return a.check()
+}
+
+// stop ends the goroutine, after it has written (or, after an error,
+// dropped) the chunks already sent. What is still in buf is dropped: Flush
+// first to keep it.
+func (a *asyncWriter) stop() {
+	if a.full == nil {
+		return
+	}
+	close(a.full)
+	<-a.done
+	a.full = nil
+}

@@ -1,0 +1,88 @@
+package format
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestAsyncWriterKeepsOrder(t *testing.T) {
+	var got bytes.Buffer
+	a := newAsyncWriter(&got)
+	var want []byte
+	rng := rand.New(rand.NewPCG(1, 2))
+	src := make([]byte, 3*asyncChunk)
+	rand.NewChaCha8([32]byte{1}).Read(src)
+	buf := make([]byte, len(src))
+	for i := 0; i < 60; i++ {
+		n := rng.IntN(len(buf))
+		if i%3 == 0 {
+			n = rng.IntN(100)
+		}
+		from := rng.IntN(len(src) - n + 1)
+		copy(buf, src[from:from+n])
+		want = append(want, buf[:n]...)
+		if k, err := a.Write(buf[:n]); err != nil || k != n {
+			t.Fatalf("write %d: %d, %v", i, k, err)
+		}
+		// The caller's slice is free to change at once.
+		clear(buf[:n])
+		if i%20 == 0 {
+			if err := a.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Fatalf("after flush %d: %d bytes written, want %d", i, got.Len(), len(want))
+			}
+		}
+	}
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	a.stop()
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Fatalf("%d bytes written, want %d (or they differ)", got.Len(), len(want))
+	}
+}
+
+type failAfter struct {
+	n    int
+	seen int
+}
+
+var errFull = errors.New("no space left")
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.seen+len(p) > f.n {
+		k := f.n - f.seen
+		f.seen = f.n
+		return k, errFull
+	}
+	f.seen += len(p)
+	return len(p), nil
+}
+
+func TestAsyncWriterError(t *testing.T) {
+	f := &failAfter{n: 2*asyncChunk + 10}
+	a := newAsyncWriter(f)
+	chunk := make([]byte, 1000)
+	var err error
+	for i := 0; i < 100000 && err == nil; i++ {
+		_, err = a.Write(chunk)
+	}
+	if !errors.Is(err, errFull) {
+		t.Fatalf("Write: %v, want the sink's error", err)
+	}
+	if _, err := a.Write(chunk); !errors.Is(err, errFull) {
+		t.Errorf("Write after the error: %v", err)
+	}
+	if err := a.Flush(); !errors.Is(err, errFull) {
+		t.Errorf("Flush: %v", err)
+	}
+	a.stop()
+	a.stop() // twice is fine
+	if f.seen != f.n {
+		t.Errorf("sink saw %d bytes, want %d", f.seen, f.n)
+	}
+}

@@ -1,0 +1,139 @@
+package format
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pcptools/pcptools/format/compress"
+	"github.com/pcptools/pcptools/stream"
+)
+
+// readTranscript reads the data of the archive at base with opts and
+// describes every record, warning and the final error, so that two ways of
+// reading can be compared.
+func readTranscript(base string, opts ...RecordsOption) string {
+	var sb strings.Builder
+	a, err := Open(base, WithWarn(func(err error) { fmt.Fprintf(&sb, "warning: %v\n", err) }))
+	if err != nil {
+		return "open: " + err.Error()
+	}
+	it := a.Records(append(opts, DataOnly())...)
+	defer it.Close()
+	for it.Next() {
+		switch r := it.At().(type) {
+		case *stream.Result:
+			fmt.Fprintf(&sb, "result %s %d %x\n", r.T, len(r.Body), sha256.Sum256(r.Body))
+		case *stream.Mark:
+			fmt.Fprintf(&sb, "mark %s\n", r.T)
+		case *stream.Label:
+			fmt.Fprintf(&sb, "label vol %d %s\n", r.Vol, r.Start)
+		default:
+			fmt.Fprintf(&sb, "%T\n", r)
+		}
+	}
+	if err := it.Err(); err != nil {
+		fmt.Fprintf(&sb, "error: %v\n", err)
+	}
+	return sb.String()
+}
+
+// TestMappedReadsAsStreamed: reading a volume through its mapping, with or
+// without the checker running ahead, gives the same records, warnings and
+// errors as reading it through a buffer, on every QA archive, good and bad.
+func TestMappedReadsAsStreamed(t *testing.T) {
+	needQA(t)
+	bases := qaBases(t)
+	bad, _ := filepath.Glob("/var/lib/pcp/testsuite/badarchives/*")
+	bases = append(bases, bad...)
+	small := []RecordsOption{BufferSize(16 << 10)} // windows and reports of a few pages
+	for _, base := range bases {
+		if !hasPlainVolume(base) {
+			continue
+		}
+		start := time.Now()
+		want := readTranscript(base, Streamed())
+		for name, opts := range map[string][]RecordsOption{
+			"mapped":                 nil,
+			"mapped, no check ahead": {NoCheckAhead()},
+			"mapped, small window":   small,
+		} {
+			if got := readTranscript(base, opts...); got != want {
+				t.Errorf("%s: %s read differs from streamed:\n got %s\nwant %s", base, name, clip(got), clip(want))
+			}
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Logf("%s: %v", base, d)
+		}
+	}
+}
+
+func clip(s string) string {
+	if len(s) > 2000 {
+		return s[:2000] + "..."
+	}
+	return s
+}
+
+// hasPlainVolume reports whether base has an uncompressed data volume
+// (the only kind that is mapped), or cannot be opened (the error is then
+// compared).
+func hasPlainVolume(base string) bool {
+	a, err := Open(base)
+	if err != nil {
+		return true
+	}
+	for _, v := range a.vols {
+		if _, suf := compress.SplitSuffix(v.path); suf == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// TestMappedDamageMidVolume: a result that frames but fails the structural
+// check, deep in a mapped volume, is reported the same way (file, offset,
+// what is wrong) whether the checker ran ahead of the reader or not.
+func TestMappedDamageMidVolume(t *testing.T) {
+	needQA(t)
+	src := filepath.Join(QADir, "20180127.08.40")
+	dir := t.TempDir()
+	for _, suf := range []string{".0", ".meta", ".index"} {
+		b, err := os.ReadFile(src + suf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if suf == ".0" {
+			// Walk to a record about two thirds in and give it an
+			// impossible number of value sets.
+			off := LabelSize(2)
+			for off < len(b)*2/3 {
+				off += int(binary.BigEndian.Uint32(b[off:]))
+			}
+			binary.BigEndian.PutUint32(b[off+DataHeaderSize(2):], 1<<30)
+			t.Logf("damaged the record at offset %d", off)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "a"+suf), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := filepath.Join(dir, "a")
+	want := readTranscript(base, Streamed())
+	if !strings.Contains(want, "error: ") {
+		t.Fatalf("the damage was not found:\n%s", clip(want[max(len(want)-2000, 0):]))
+	}
+	for name, opts := range map[string][]RecordsOption{
+		"mapped":                 nil,
+		"mapped, no check ahead": {NoCheckAhead()},
+		"mapped, small window":   {BufferSize(16 << 10)},
+	} {
+		if got := readTranscript(base, opts...); got != want {
+			t.Errorf("%s read differs from streamed:\n got ...%s\nwant ...%s", name, got[max(len(got)-500, 0):], want[max(len(want)-500, 0):])
+		}
+	}
+}
