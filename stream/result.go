@@ -361,6 +361,49 @@ func (r *Result) describe() error {
 	return &BodyError{0, "malformed result"}
 }
 
+// movePointers adds delta to every pointer value in the result body b, in
+// one tight pass over the value set headers (as Validate walks them). It
+// reports false, with b partly changed, when the body does not frame or a
+// pointer would leave the 32-bit range.
+func movePointers(b []byte, delta int64) bool {
+	blen := uint64(len(b))
+	if blen < 4 || int32(binary.BigEndian.Uint32(b)) < 0 {
+		return false
+	}
+	n := int(binary.BigEndian.Uint32(b))
+	pos := uint64(4)
+	for k := 0; k < n; k++ {
+		if pos+8 > blen {
+			return false
+		}
+		numval := int32(binary.BigEndian.Uint32(b[pos+4:]))
+		pos += 8
+		if numval <= 0 {
+			continue
+		}
+		if pos+4 > blen {
+			return false
+		}
+		insitu := binary.BigEndian.Uint32(b[pos:]) == ValInsitu
+		pos += 4
+		end := pos + uint64(numval)*8
+		if end > blen {
+			return false
+		}
+		if !insitu {
+			for p := pos + 4; p < end; p += 8 {
+				w := int64(binary.BigEndian.Uint32(b[p:])) + delta
+				if w < 0 || w > math.MaxUint32 {
+					return false
+				}
+				binary.BigEndian.PutUint32(b[p:], uint32(w))
+			}
+		}
+		pos = end
+	}
+	return true
+}
+
 // AppendBody appends r's body encoded for a record of the given version
 // to dst, adjusting pointer values when the version differs.
 func (r *Result) AppendBody(dst []byte, version uint8) ([]byte, error) {
@@ -378,6 +421,12 @@ func (r *Result) AppendBody(dst []byte, version uint8) ([]byte, error) {
 	}
 	delta := int64(PointerBase(version)) - int64(PointerBase(have))
 	out := dst[start:]
+	if movePointers(out, delta) {
+		return dst, nil
+	}
+	// Something does not add up: start again, the slow way, for the
+	// error.
+	copy(out, r.Body)
 	it := r.VSets()
 	for it.Next() {
 		vs := it.VSet()

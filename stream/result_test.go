@@ -198,6 +198,21 @@ func TestAppendBodyConverts(t *testing.T) {
 	}
 }
 
+// TestAppendBodyBad: a body that does not frame, or whose pointers leave
+// the range, is an error and appends nothing, however far the fast pass
+// got before finding it.
+func TestAppendBodyBad(t *testing.T) {
+	good := encodeBody(2, sampleSets()...)
+	cut := &stream.Result{Version: 2, Body: good[:40]} // inside the value sets
+	huge := &stream.Result{Version: 2, Body: append([]byte{0x7f, 0, 0, 0}, good[4:]...)}
+	for name, r := range map[string]*stream.Result{"cut": cut, "numpmid": huge} {
+		got, err := r.AppendBody([]byte("keep"), 3)
+		if err == nil || string(got) != "keep" {
+			t.Errorf("%s: %q, %v; want an error and nothing appended", name, got, err)
+		}
+	}
+}
+
 func TestResultClone(t *testing.T) {
 	r := &stream.Result{T: stream.Timestamp{Sec: 1, Nsec: 2}, Version: 3, Body: encodeBody(3, sampleSets()...)}
 	c := r.Clone()
