@@ -58,6 +58,7 @@ func labelChanges(lp *rules.LabelPlan) bool {
 }
 
 func (r *Rewriter) doLabelSet(ls *stream.LabelSet) {
+	r.vlabs.add(ls)
 	ls.T = r.shiftT(ls.T)
 	typ, ident := ls.Type, ls.Ident
 	sets := ls.Sets

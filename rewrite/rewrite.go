@@ -120,6 +120,7 @@ type Rewriter struct {
 	nums  []rules.Num
 	vm    vm.VM
 	env   rules.ValueEnv
+	vlabs valueLabels                            // the input's labels, for value expressions
 	names map[stream.InDomID]*stream.InstanceSet // current set per input indom, for iname
 
 	acts    map[stream.PMID]*metricAct // per metric the plan names
@@ -847,6 +848,10 @@ func (r *Rewriter) evalValue(mp *rules.MetricPlan, pmid stream.PMID, t stream.Ty
 	}
 	env.Value = n.Float()
 	env.Time = ts.Float()
+	env.Labels = nil
+	if mp.Value.UsesLabels {
+		env.Labels = r.vlabs.lookup(mp.Old.PMID, mp.Old.InDom, inst)
+	}
 	return mp.Value.Eval(&r.vm, env)
 }
 

@@ -359,3 +359,73 @@ func TestLayoutCache(t *testing.T) {
 		t.Errorf("%d layouts kept", len(rw.layouts))
 	}
 }
+
+// labelRec builds a label set of one set, {name: value} JSON given whole.
+func labelRec(t0 stream.Timestamp, typ, ident uint32, inst int32, labs ...label) *stream.LabelSet {
+	return &stream.LabelSet{T: t0, Type: typ, Ident: ident, Sets: []stream.OneLabelSet{buildSet(inst, labs)}}
+}
+
+// TestValueSeesLabels: a value expression sees the value's labels merged
+// as PCP merges them (context, domain, indom, cluster, item, instance; the
+// more specific wins), with strings unquoted, as they stand at the time of
+// the value.
+func TestValueSeesLabels(t *testing.T) {
+	recs, meta := synth(t, 5, 7, 9)
+	t0 := recs[0].(*stream.Label).Start
+	bin := stream.NewPMID(29, 0, 1)
+	id := stream.NewInDomID(29, 2)
+	ls := []stream.Record{
+		labelRec(t0, stream.LabelContext, uint32(stream.PMIDNull), stream.InstNull, label{name: "site", value: `"ctx"`}, label{name: "rack", value: `"r1"`}),
+		labelRec(t0, stream.LabelItem, uint32(bin), stream.InstNull, label{name: "site", value: `"item"`}),
+		labelRec(t0, stream.LabelInstances, uint32(id), 2, label{name: "scale", value: `10`}),
+	}
+	// After the first results, the item's label changes.
+	later := labelRec(stream.Timestamp{Sec: t0.Sec + 3}, stream.LabelItem, uint32(bin), stream.InstNull, label{name: "site", value: `"moved"`})
+	var in []stream.Record
+	in = append(in, recs[:4]...)
+	in = append(in, ls...)
+	in = append(in, recs[4:6]...)
+	in = append(in, later)
+	in = append(in, recs[6:]...)
+	cfg, err := rules.ParseExpr("test.rules", `value name == "x.bin" {
+    value = value + (labels["site"] == "item" ? 100 : 0) + (labels["site"] == "moved" ? 200 : 0) + (labels["scale"] == "10" ? 1000 : 0) + (labels["rack"] == "r1" ? 10000 : 0)
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := rules.Compile(cfg, meta, rules.CompileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := collect(t, in, plan, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range out {
+		res, ok := r.(*stream.Result)
+		if !ok {
+			continue
+		}
+		it := res.VSets()
+		for it.Next() {
+			vs := it.VSet()
+			if vs.PMID != bin {
+				continue
+			}
+			var row []string
+			for i := 0; i < int(vs.NumVal); i++ {
+				v, _ := vs.Value(i)
+				row = append(row, fmt.Sprint(int32(v.Word)))
+			}
+			got = append(got, strings.Join(row, " "))
+		}
+	}
+	want := []string{
+		"10105 11107 10109", "10105 11107 10109", // site from the item, scale on instance 2 only
+		"10205 11207 10209", "10205 11207 10209", // the item's label changed
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("values:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 
@@ -118,6 +119,22 @@ type ValueExpr struct {
 	Src  string
 	Pos  Pos
 	prog *vm.Program
+	// UsesLabels says that the expression reads labels, which the engine
+	// then fills (building them costs a map per metric and instance).
+	UsesLabels bool
+}
+
+// usesIdent is an expr AST visitor that notes whether an identifier
+// appears.
+type usesIdent struct {
+	name  string
+	found bool
+}
+
+func (u *usesIdent) Visit(node *ast.Node) {
+	if id, ok := (*node).(*ast.IdentifierNode); ok && id.Value == u.name {
+		u.found = true
+	}
 }
 
 // Eval computes the new value. The result is a float64; the engine
@@ -773,9 +790,11 @@ func (p *exprParser) valueRule(pos Pos, sel string, selPos Pos, cls []clause) {
 	if key != "value" || !ok {
 		p.fail(cls[0].pos, "expected value = EXPR")
 	}
-	prog := p.compile(rest, rpos, ValueEnv{}, expr.AsFloat64())
+	var uses usesIdent
+	uses.name = "labels"
+	prog := p.compile(rest, rpos, ValueEnv{}, expr.AsFloat64(), expr.Patch(&uses))
 	p.cfg.Values = append(p.cfg.Values, &ValueRule{Pos: pos, Match: MetricID{Kind: IDDynamic, Pred: pr, Src: pr.src},
-		Expr: &ValueExpr{Src: strings.TrimSpace(rest), Pos: rpos, prog: prog}})
+		Expr: &ValueExpr{Src: strings.TrimSpace(rest), Pos: rpos, prog: prog, UsesLabels: uses.found}})
 }
 
 func (p *exprParser) textRule(pos Pos, sel string, selPos Pos, cls []clause) {
