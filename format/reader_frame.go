@@ -15,6 +15,10 @@ const (
 	dataBufSize = 1 << 20
 	metaBufSize = 64 << 10
 	minBufSize  = 4 << 10
+	// maxWindow caps how much of a mapped volume stays resident behind
+	// the reader: releasing pages is cheap, so a small window costs
+	// little time and keeps a merge of many inputs small.
+	maxWindow = 256 << 10
 )
 
 // recReader frames the records of one file: [len:4][payload][len:4]. A
@@ -52,7 +56,7 @@ func (rr *recReader) reset(f io.Reader, name string, off int64, bufSize int, siz
 	if m, ok := f.(compress.Mapper); ok && mapOK && size > off {
 		if b, ok := m.Map(size); ok && int64(len(b)) == size {
 			rr.heap, rr.buf, rr.mapped = rr.buf, b, true
-			rr.window, rr.kept = max(bufSize, minBufSize), 0
+			rr.window, rr.kept = min(max(bufSize, minBufSize), maxWindow), 0
 			rr.r, rr.w = int(off), len(b)
 			rr.off = off
 			rr.eof = true

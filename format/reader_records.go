@@ -388,7 +388,7 @@ func (it *archiveIter) openVolume(i int) error {
 	}
 	it.dr.reset(f, v.path, off, size, f.Size(), !it.opt.streamed)
 	if it.dr.mapped && !it.opt.noAhead {
-		it.ahead = startChecker(it.dr.buf, off, it.version, size)
+		it.ahead = startChecker(it.dr.buf, off, it.version, it.dr.window)
 	}
 	return nil
 }

@@ -192,6 +192,7 @@ func Spill(names []string, stdin *os.File, dir, name string, opts format.WriterO
 	defer in.Close()
 	base := filepath.Join(dir, name)
 	opts.Warn = warn
+	opts.NoSync = true // scratch: the caller removes it, a crash loses nothing
 	sink, err := OpenOutput(base, opts, nil)
 	if err != nil {
 		return nil, err
