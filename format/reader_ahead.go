@@ -2,6 +2,7 @@ package format
 
 import (
 	"encoding/binary"
+	"runtime/debug"
 
 	"github.com/pcptools/pcptools/stream"
 )
@@ -51,6 +52,17 @@ func startChecker(b []byte, off int64, version, window int) *aheadChecker {
 func (c *aheadChecker) run(b []byte, off int64, version int, batch int64) {
 	defer close(c.done)
 	defer close(c.progress)
+	// The volume cut short under the mapping faults: stop, and leave the
+	// reader to meet the fault itself (tools report it; see
+	// toolio.GuardFaults).
+	debug.SetPanicOnFault(true)
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(interface{ Addr() uintptr }); !ok {
+				panic(r)
+			}
+		}
+	}()
 	var res stream.Result
 	minLen := int64(DataHeaderSize(version) + 8)
 	size := int64(len(b))

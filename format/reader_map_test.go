@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -101,28 +102,16 @@ func hasPlainVolume(base string) bool {
 // what is wrong) whether the checker ran ahead of the reader or not.
 func TestMappedDamageMidVolume(t *testing.T) {
 	needQA(t)
-	src := filepath.Join(QADir, "20180127.08.40")
-	dir := t.TempDir()
-	for _, suf := range []string{".0", ".meta", ".index"} {
-		b, err := os.ReadFile(src + suf)
-		if err != nil {
-			t.Fatal(err)
+	// Walk to a record about two thirds in and give it an impossible
+	// number of value sets.
+	base := copyQA(t, "20180127.08.40", func(b []byte) {
+		off := LabelSize(2)
+		for off < len(b)*2/3 {
+			off += int(binary.BigEndian.Uint32(b[off:]))
 		}
-		if suf == ".0" {
-			// Walk to a record about two thirds in and give it an
-			// impossible number of value sets.
-			off := LabelSize(2)
-			for off < len(b)*2/3 {
-				off += int(binary.BigEndian.Uint32(b[off:]))
-			}
-			binary.BigEndian.PutUint32(b[off+DataHeaderSize(2):], 1<<30)
-			t.Logf("damaged the record at offset %d", off)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "a"+suf), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	base := filepath.Join(dir, "a")
+		binary.BigEndian.PutUint32(b[off+DataHeaderSize(2):], 1<<30)
+		t.Logf("damaged the record at offset %d", off)
+	})
 	want := readTranscript(base, Streamed())
 	if !strings.Contains(want, "error: ") {
 		t.Fatalf("the damage was not found:\n%s", clip(want[max(len(want)-2000, 0):]))
@@ -136,4 +125,56 @@ func TestMappedDamageMidVolume(t *testing.T) {
 			t.Errorf("%s read differs from streamed:\n got ...%s\nwant ...%s", name, got[max(len(got)-500, 0):], want[max(len(want)-500, 0):])
 		}
 	}
+}
+
+// TestMappedVolumeCutShort: a volume truncated by another process while it
+// is read through its mapping faults when the reader reaches the lost
+// pages. With faults made panics (as the tools do, toolio.GuardFaults),
+// the reader's goroutine gets a panic that says so, and the checker
+// running ahead does not bring the process down.
+func TestMappedVolumeCutShort(t *testing.T) {
+	needQA(t)
+	base := copyQA(t, "20180127.08.40", nil)
+	a, err := Open(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := a.Records(DataOnly())
+	defer it.Close()
+	for i := 0; i < 3 && it.Next(); i++ {
+	}
+	if err := os.Truncate(base+".0", 8192); err != nil {
+		t.Fatal(err)
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	fault := func() (r any) {
+		defer func() { r = recover() }()
+		for it.Next() {
+		}
+		return nil
+	}()
+	if _, ok := fault.(interface{ Addr() uintptr }); !ok {
+		t.Fatalf("reading past the cut: %v (err %v), want a memory fault", fault, it.Err())
+	}
+}
+
+// copyQA copies the single-volume QA archive name into a temporary
+// directory, passing its volume's bytes through change first (when not
+// nil), and returns the copy's base name.
+func copyQA(t *testing.T, name string, change func([]byte)) string {
+	t.Helper()
+	base := filepath.Join(t.TempDir(), "a")
+	for _, suf := range []string{".0", ".meta", ".index"} {
+		b, err := os.ReadFile(filepath.Join(QADir, name) + suf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if suf == ".0" && change != nil {
+			change(b)
+		}
+		if err := os.WriteFile(base+suf, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return base
 }

@@ -32,6 +32,7 @@ var valued = map[string]bool{"o": true, "output": true, "V": true, "Z": true, "S
 	"start": true, "finish": true, "volume-records": true, "volume-size": true}
 
 func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
+	toolio.GuardFaults()
 	defer toolio.CatchPanic("pcpcat", stderr, &status)
 	cli.HelpFlag = &cli.BoolFlag{Name: "help", Usage: "show help"}
 	var xcount int

@@ -15,6 +15,7 @@ import (
 	"github.com/pcptools/pcptools/folio"
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/format/compress"
+	"github.com/pcptools/pcptools/internal/toolio"
 )
 
 // folioFailed reports that some hosts of a folio merge failed (each was
@@ -113,6 +114,20 @@ func (s *settings) folio(args []string, outDir string, jobs int) error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			// An input cut short under its mapping fails this host only.
+			toolio.GuardFaults()
+			defer func() {
+				if r := recover(); r != nil {
+					err := toolio.AsFault(r)
+					if err == nil {
+						panic(r)
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					results[i].err = err
+					fmt.Fprintf(s.stderr, "%s: host %s: %v\n", s.prog, h, err)
+				}
+			}()
 			if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 				results[i].err = err
 				return

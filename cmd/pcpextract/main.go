@@ -46,6 +46,7 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	if compat {
 		prog = "pmlogextract"
 	}
+	toolio.GuardFaults()
 	defer toolio.CatchPanic(prog, stderr, &status)
 	cli.HelpFlag = &cli.BoolFlag{Name: "help", Aliases: []string{"?"}, Usage: "show help"}
 	usage := "pcpextract [options] [archive ...] [-o OUT]\n   pcpcat A | pcpextract -S @10:00 -T @11:00 -o OUT\n   pcpextract --folio F ... -o DIR     (or directories of per-host archives)"
@@ -291,6 +292,7 @@ func (s *settings) merge(j job) (err error) {
 	if err != nil {
 		return err
 	}
+	defer toolio.AbortOnPanic(sink)
 	n := 0
 	for x.Next() {
 		if err := sink.Write(x.At()); err != nil {

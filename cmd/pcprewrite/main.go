@@ -50,6 +50,7 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	if compat {
 		prog = "pmlogrewrite"
 	}
+	toolio.GuardFaults()
 	defer toolio.CatchPanic(prog, stderr, &status)
 	cli.HelpFlag = &cli.BoolFlag{Name: "help", Aliases: []string{"?"}, Usage: "show help"}
 	usage := "pcprewrite [-c config]... [-r rules]... [options] [archive] [-o OUT]\n   pcpcat A | pcprewrite -r fix.rules | pcpextract -o OUT\n   pcprewrite -i -c /var/lib/pcp/config/pmlogrewrite ARCHIVE"
@@ -277,6 +278,7 @@ func (j *job) run(stdin *os.File, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer toolio.AbortOnPanic(sink)
 	for rw.Next() {
 		if err := sink.Write(rw.At()); err != nil {
 			sink.Abort(err)

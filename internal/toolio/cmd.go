@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 )
 
@@ -21,11 +22,35 @@ func InvokedAs(arg0, name string) bool {
 	return strings.TrimSuffix(filepath.Base(arg0), ".exe") == name
 }
 
+// GuardFaults, called at the top of a command's run, makes a memory fault
+// on the calling goroutine a panic that CatchPanic reports, rather than a
+// crash. Plain data volumes are read through a memory mapping (see
+// format/compress.Mapper), and a volume cut short by another process while
+// it is read faults when the lost pages are touched.
+func GuardFaults() { debug.SetPanicOnFault(true) }
+
 // CatchPanic, deferred at the top of a command's run, turns a panic into an
-// internal-error message and ExitInternal instead of a crash.
+// internal-error message and ExitInternal instead of a crash; a memory
+// fault (see GuardFaults) into a message about the input that changed.
 func CatchPanic(prog string, stderr io.Writer, status *int) {
-	if r := recover(); r != nil {
-		fmt.Fprintf(stderr, "%s: internal error: %v (please report this with the input that caused it)\n", prog, r)
-		*status = ExitInternal
+	r := recover()
+	if r == nil {
+		return
 	}
+	if err := AsFault(r); err != nil {
+		fmt.Fprintf(stderr, "%s: %v; the output is incomplete and was not put in place\n", prog, err)
+		*status = ExitFailed
+		return
+	}
+	fmt.Fprintf(stderr, "%s: internal error: %v (please report this with the input that caused it)\n", prog, r)
+	*status = ExitInternal
+}
+
+// AsFault returns the error to report for a recovered panic that is a
+// memory fault (see GuardFaults), or nil for any other panic.
+func AsFault(r any) error {
+	if f, ok := r.(interface{ Addr() uintptr }); ok {
+		return fmt.Errorf("an input file was cut short while it was being read (memory fault at %#x)", f.Addr())
+	}
+	return nil
 }

@@ -162,6 +162,7 @@ func (s *pipeSink) Abort(err error)               { _ = s.w.Fail(err) }
 // Copy writes every record of it to sink and completes it; on any error
 // the sink is aborted and the error returned.
 func Copy(it stream.Iterator, sink Sink) error {
+	defer AbortOnPanic(sink)
 	for it.Next() {
 		if err := sink.Write(it.At()); err != nil {
 			sink.Abort(err)
@@ -177,6 +178,16 @@ func Copy(it stream.Iterator, sink Sink) error {
 		return err
 	}
 	return nil
+}
+
+// AbortOnPanic, deferred by whoever writes to sink, discards the partial
+// output when a panic (an input cut short under its mapping, say; see
+// GuardFaults) passes through, and lets the panic go on to CatchPanic.
+func AbortOnPanic(sink Sink) {
+	if r := recover(); r != nil {
+		sink.Abort(fmt.Errorf("%v", r))
+		panic(r)
+	}
 }
 
 // Spill writes the records of the inputs (archives named, or the stream
