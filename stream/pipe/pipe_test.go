@@ -548,6 +548,8 @@ func TestDamagedStreams(t *testing.T) {
 	badTrailer := bytes.Clone(resPayload)
 	binary.BigEndian.PutUint32(badTrailer[len(badTrailer)-4:], 7)
 	v2label := format.AppendLabel(nil, lab, 2, 0)
+	badSets := bytes.Clone(resPayload) // claims 5 value sets, holds 1
+	binary.BigEndian.PutUint32(badSets[format.DataHeaderSize(3):], 5)
 
 	cases := []struct {
 		name, stream, want string
@@ -568,6 +570,7 @@ func TestDamagedStreams(t *testing.T) {
 		{"nanoseconds", string(cat(header(1), labFrame, frameBytes(FrameMark, 0, ts(100, 1e9), format.AppendMark(nil, ts(100, 1e9), 3)), end)), "nanoseconds"},
 		{"record length", string(cat(header(1), labFrame, frameBytes(FrameResult, 0, res.T, badLen), end)), "does not match the frame's payload length"},
 		{"record trailer", string(cat(header(1), labFrame, frameBytes(FrameResult, 0, res.T, badTrailer), end)), "trailer length 7"},
+		{"value sets past the record", string(cat(header(1), labFrame, frameBytes(FrameResult, 0, res.T, badSets), end)), "data record: "},
 		{"short payload", string(cat(header(1), labFrame, frameBytes(FrameMark, 0, res.T, []byte{0, 0, 0, 8, 0, 0, 0, 8}), end)), "too short"},
 		{"mark in result frame", string(cat(header(1), labFrame, frameBytes(FrameResult, 0, res.T, format.AppendMark(nil, res.T, 3)), end)), "RESULT frame holds a <mark>"},
 		{"result in mark frame", string(cat(header(1), labFrame, frameBytes(FrameMark, 0, res.T, resPayload), end)), "MARK frame holds a result"},

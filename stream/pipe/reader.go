@@ -264,6 +264,14 @@ func (r *Reader) decode(start int64, kind FrameKind, flags uint8, t stream.Times
 		if r.res.T != t {
 			return mismatch(r.res.T)
 		}
+		// A stream is input like any other: a result whose value sets or
+		// pointers run outside it stops here, as it would in an archive,
+		// rather than travel on into an archive or a dump.
+		if !mark {
+			if err := r.res.Validate(); err != nil {
+				return r.failRecord(err, poff)
+			}
+		}
 		if mark {
 			r.mark.T = t
 			r.cur = &r.mark
