@@ -39,6 +39,9 @@ func (v *VSet) AppendRebased(dst []byte, pmid PMID, ptr uint32) ([]byte, uint32,
 	blen := uint64(len(body))
 	base := uint64(v.base)
 	first := uint64(binary.BigEndian.Uint32(p[4:]))
+	if next, ok := v.evenRebase(p, first, ptr); ok {
+		return dst, next, nil
+	}
 	next, run, ragged := first, true, false
 	for i := 4; i < len(p); i += 8 {
 		w := uint64(binary.BigEndian.Uint32(p[i:]))
@@ -63,6 +66,48 @@ func (v *VSet) AppendRebased(dst []byte, pmid PMID, ptr uint32) ([]byte, uint32,
 		v.run = blockRun{from: int((first - base) * 4), to: int((next - base) * 4), ok: true, ragged: ragged}
 	}
 	return dst, ptr, nil
+}
+
+// evenRebase is AppendRebased's quick way for the layout PCP writes for
+// fixed-size values (64-bit integers, doubles): every block the same size,
+// a multiple of 4 bytes, back to back in pair order. It applies when the
+// pointers step evenly by the first block's size and the last block is
+// that size too, reading two block headers instead of all of them; the
+// blocks are then moved as one span (AppendBlocks), so every pointer still
+// finds the bytes it found in v. It reports false, having written nothing,
+// for anything else.
+func (v *VSet) evenRebase(p []byte, first uint64, ptr uint32) (uint32, bool) {
+	body := v.body
+	blen := uint64(len(body))
+	base := uint64(v.base)
+	n := uint64(len(p) / 8)
+	if n < 2 || first < base || (first-base)*4+4 > blen {
+		return 0, false
+	}
+	from := (first - base) * 4
+	vlen := uint64(binary.BigEndian.Uint32(body[from:]) & 0xffffff)
+	if vlen < 4 || vlen&3 != 0 {
+		return 0, false
+	}
+	step := vlen / 4
+	to := from + n*vlen
+	if to > blen || uint64(ptr)+n*step > 0xffffffff {
+		return 0, false
+	}
+	if l := uint64(binary.BigEndian.Uint32(body[to-vlen:]) & 0xffffff); l != vlen {
+		return 0, false
+	}
+	w, delta := uint32(first), ptr-uint32(first)
+	for i := 4; i < len(p); i += 8 {
+		if binary.BigEndian.Uint32(p[i:]) != w {
+			copy(p, v.pairs) // undo
+			return 0, false
+		}
+		binary.BigEndian.PutUint32(p[i:], w+delta)
+		w += uint32(step)
+	}
+	v.run = blockRun{from: int(from), to: int(to), ok: true}
+	return ptr + uint32(n*step), true
 }
 
 // AppendBlocks appends v's value blocks in pair order, each padded to a

@@ -3,6 +3,7 @@ package stream
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -188,5 +189,87 @@ func BenchmarkAppendRebased(b *testing.B) {
 		d, _, _ := vs.AppendRebased(dst[:0], vs.PMID, 1000)
 		d, _ = vs.AppendBlocks(d, '~')
 		dst = d
+	}
+}
+
+// TestEvenRebaseKeepsValues: when the pointers step evenly but a block in
+// the middle says it is shorter than the step, the quick path moves the
+// blocks as one span; every pointer of the copy still finds what it found
+// in the input.
+func TestEvenRebaseKeepsValues(t *testing.T) {
+	var b ResultBuilder
+	b.Add(NewPMID(1, 0, 1), TypeU64, Val{Inst: 1, U: 11}, Val{Inst: 2, U: 22}, Val{Inst: 3, U: 33}, Val{Inst: 4, U: 44})
+	var r Result
+	if err := b.Build(Timestamp{Sec: 1}, &r); err != nil {
+		t.Fatal(err)
+	}
+	body := append([]byte(nil), r.Body...)
+	it := r.VSets()
+	it.Next()
+	vs := it.VSet()
+	w := binary.BigEndian.Uint32(body[vs.off+8+4:]) // the second pointer
+	off := int(w-vs.base) * 4
+	binary.BigEndian.PutUint32(body[off:], binary.BigEndian.Uint32(body[off:])&^0xffffff|8)
+	in := Result{Version: r.Version, Body: body}
+	if err := in.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	out := Result{Version: r.Version, Body: rebuild(t, &in, 99, func(p PMID) PMID { return p })}
+	if err := out.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	values := func(r *Result) (got []string) {
+		it := r.VSets()
+		for it.Next() {
+			vs := it.VSet()
+			for i := 0; i < int(vs.NumVal); i++ {
+				v, err := vs.Value(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, fmt.Sprintf("%d:%x", vs.Inst(i), v.Payload))
+			}
+		}
+		return got
+	}
+	if g, w := values(&out), values(&in); strings.Join(g, " ") != strings.Join(w, " ") {
+		t.Errorf("values %v, want %v", g, w)
+	}
+}
+
+// TestEvenRebaseFallsBack: pointers that stop stepping evenly part-way
+// (blocks out of pair order) undo the quick path's work and take the full
+// walk, which lays the blocks out in order.
+func TestEvenRebaseFallsBack(t *testing.T) {
+	var b ResultBuilder
+	// A set before it, dropped, so that the pointers move (and a pointer
+	// left moved by the quick path would find one of these blocks).
+	b.Add(NewPMID(1, 0, 9), TypeString, Val{Inst: 1, S: "thirteen char"}, Val{Inst: 2, S: "x"})
+	b.Add(NewPMID(1, 0, 1), TypeU64, Val{Inst: 1, U: 11}, Val{Inst: 2, U: 22}, Val{Inst: 3, U: 33})
+	var r Result
+	if err := b.Build(Timestamp{Sec: 1}, &r); err != nil {
+		t.Fatal(err)
+	}
+	want := rebuild(t, &r, 9, func(p PMID) PMID { return p })
+	// Swap the last two pointers and their blocks.
+	body := append([]byte(nil), r.Body...)
+	it := r.VSets()
+	it.Next()
+	it.Next()
+	vs := it.VSet()
+	a, c := vs.off+8+4, vs.off+16+4
+	wa, wc := binary.BigEndian.Uint32(body[a:]), binary.BigEndian.Uint32(body[c:])
+	oa, oc := int(wa-vs.base)*4, int(wc-vs.base)*4
+	blkA := append([]byte(nil), body[oa:oa+12]...)
+	copy(body[oa:], body[oc:oc+12])
+	copy(body[oc:], blkA)
+	binary.BigEndian.PutUint32(body[a:], wc)
+	binary.BigEndian.PutUint32(body[c:], wa)
+	in := Result{Version: r.Version, Body: body}
+	if err := in.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := rebuild(t, &in, 9, func(p PMID) PMID { return p }); !bytes.Equal(got, want) {
+		t.Errorf("out-of-order blocks:\n got %x\nwant %x", got, want)
 	}
 }
