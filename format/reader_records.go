@@ -113,14 +113,16 @@ type archiveIter struct {
 	mpend    stream.Record
 
 	// The data cursor: dpend (&res or &mark) is read and not yet emitted.
-	df       rdFile
-	dr       recReader
-	ahead    *aheadChecker // checks the mapped volume ahead of dr; nil if none
-	vi       int           // index into a.vols of the open volume
-	dataDone bool
-	dpend    stream.Record
-	res      stream.Result
-	mark     stream.Mark
+	df        rdFile
+	dr        recReader
+	ahead     *aheadChecker // checks the mapped volume ahead of dr; nil if none
+	aheadWait bool          // start ahead once the reader is past volStart
+	volStart  int64         // offset of the open volume's first record read
+	vi        int           // index into a.vols of the open volume
+	dataDone  bool
+	dpend     stream.Record
+	res       stream.Result
+	mark      stream.Mark
 	// At each volume after the first, the volume's label is emitted
 	// before its first record (dnext), so that a writer can keep the
 	// volume boundaries of a copy.
@@ -387,9 +389,11 @@ func (it *archiveIter) openVolume(i int) error {
 		size = it.opt.bufSize
 	}
 	it.dr.reset(f, v.path, off, size, f.Size(), !it.opt.streamed)
-	if it.dr.mapped && !it.opt.noAhead {
-		it.ahead = startChecker(it.dr.buf, off, it.version, it.dr.window)
-	}
+	it.volStart = off
+	// The checker starts after the volume's first record: a merge opens
+	// every input and reads one record of each long before it reads on,
+	// and a checker already ahead in each would hold their pages.
+	it.aheadWait = it.dr.mapped && !it.opt.noAhead
 	return nil
 }
 
@@ -421,6 +425,10 @@ func (it *archiveIter) nextData() error {
 				}
 				return err
 			}
+		}
+		if it.aheadWait && it.dr.off > it.volStart {
+			it.ahead = startChecker(it.dr.buf, it.dr.off, it.version, it.dr.window)
+			it.aheadWait = false
 		}
 		rec, off, err := it.dr.frame(minLen)
 		if err == io.EOF {
