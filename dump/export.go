@@ -282,7 +282,7 @@ func (e *exporter) jsonInDom(r *stream.InDom) {
 }
 
 func (e *exporter) jsonLabelSet(r *stream.LabelSet) {
-	typ := r.Type & labelTypeMask
+	typ := r.Type & stream.LabelTypeMask
 	b := append(e.b, `,"type":"`...)
 	b = appendLabelFlags(b[:len(b)], uint8(typ))
 	b = append(b, `","ident":`...)

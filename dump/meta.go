@@ -338,16 +338,12 @@ func (v *indomVersion) find(inst int32) (int, bool) {
 	return 0, false
 }
 
-const (
-	labelTypeMask = ^uint32(stream.LabelCompound | stream.LabelOptional)
-)
-
 // addLabelSet files a label record as libpcp's addlabel does. A record for
 // a (type, ident) whose newest version has no label sets starts a new
 // chain (libpcp's lookup reports "nothing" for it), which is why records
 // are not simply appended to a map entry.
 func (pm *pcpMeta) addLabelSet(r *stream.LabelSet) {
-	typ := r.Type & labelTypeMask
+	typ := r.Type & stream.LabelTypeMask
 	ident := r.Ident
 	if typ == stream.LabelContext {
 		ident = uint32(stream.PMIDNull)

@@ -309,7 +309,7 @@ func appendLabelSets(b []byte, ident uint32, typ uint32, sets []stream.OneLabelS
 }
 
 func appendLabelIdent(b []byte, ident, typ uint32) []byte {
-	switch typ & labelTypeMask {
+	switch typ & stream.LabelTypeMask {
 	case stream.LabelDomain:
 		b = append(b, "Domain "...)
 		return strconv.AppendUint(b, uint64(ident), 10)
@@ -336,7 +336,7 @@ func appendLabelIdent(b []byte, ident, typ uint32) []byte {
 }
 
 func appendLabelFlags(b []byte, flags uint8) []byte {
-	switch uint32(flags) & labelTypeMask {
+	switch uint32(flags) & stream.LabelTypeMask {
 	case stream.LabelContext:
 		b = append(b, "context"...)
 	case stream.LabelDomain:

@@ -80,8 +80,6 @@ const (
 	maxVolumeV2 = math.MaxInt32
 	// writeBuffer is the size of each output file's buffer.
 	writeBuffer = 256 << 10
-	// directWrite is the size from which a record bypasses the buffer.
-	directWrite = 64 << 10
 )
 
 // Writer writes a stream of records as a PCP archive. Create one with
@@ -157,7 +155,6 @@ type outFile struct {
 	z      *compress.SeekableWriter // nil unless the file is compressed
 	bw     *bufio.Writer            // nil when aw is used
 	aw     *asyncWriter             // data volumes: see asyncWriter
-	sink   io.Writer                // what bw writes to
 	off    int64
 	open   bool
 	noSync bool // see WriterOptions.NoSync
@@ -274,7 +271,6 @@ func (w *Writer) newFile(final string, zstd, async bool) (*outFile, error) {
 		o.z = compress.NewSeekableWriter(sink)
 		sink = o.z
 	}
-	o.sink = sink
 	if async {
 		o.aw = newAsyncWriter(sink)
 	} else {
@@ -295,19 +291,6 @@ func fileErr(file, op string, err error) error {
 func (o *outFile) write(b []byte) error {
 	if o.aw != nil {
 		n, err := o.aw.Write(b)
-		o.off += int64(n)
-		if err != nil {
-			return fileErr(o.final, "write", err)
-		}
-		return nil
-	}
-	if len(b) >= directWrite {
-		// A large record goes straight to the file: copying it into
-		// the buffer first would cost as much as the write itself.
-		if err := o.bw.Flush(); err != nil {
-			return fileErr(o.final, "write", err)
-		}
-		n, err := o.sink.Write(b)
 		o.off += int64(n)
 		if err != nil {
 			return fileErr(o.final, "write", err)

@@ -26,12 +26,9 @@ type valueKey struct {
 	inst  int32
 }
 
-// labelTypeMask keeps the PM_LABEL_* type bits of a label set's type.
-const labelTypeMask = 0x3f
-
 // add records a label set read from the input.
 func (v *valueLabels) add(ls *stream.LabelSet) {
-	typ := ls.Type & labelTypeMask
+	typ := ls.Type & stream.LabelTypeMask
 	ident := ls.Ident
 	if typ == stream.LabelContext {
 		ident = 0

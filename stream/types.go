@@ -365,6 +365,9 @@ const (
 	LabelInstances uint32 = 1 << 5
 	LabelCompound  uint8  = 1 << 6
 	LabelOptional  uint8  = 1 << 7
+	// LabelTypeMask keeps the PM_LABEL_* type bits of a label set's type
+	// or a label's flags, dropping compound and optional.
+	LabelTypeMask = ^uint32(LabelCompound | LabelOptional)
 )
 
 // LabelEntry is one name:value pair of a label set, as offsets into the
