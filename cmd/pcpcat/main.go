@@ -50,7 +50,7 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "write an archive with base name `PREFIX`"},
 			&cli.IntFlag{Name: "V", Usage: "output archive `version` (2 or 3; default: the input's)"},
 			&cli.BoolFlag{Name: "zstd", Usage: "write data volumes as seekable zstd (.N.zst; PCP reads them from 6.3.2)"},
-			&cli.BoolFlag{Name: "no-sync", Usage: "do not sync the output to disk before renaming it into place (as PCP's tools do): faster, less safe"},
+			&cli.BoolFlag{Name: "no-sync", Usage: toolio.NoSyncUsage},
 			&cli.IntFlag{Name: "volume-records", Usage: "start a new volume every `N` records"},
 			&cli.StringFlag{Name: "volume-size", Usage: "start a new volume before `SIZE` bytes (e.g. 100MiB)"},
 			&cli.BoolFlag{Name: "check", Usage: "check archive integrity like pmlogcheck; exit 1 if anything is wrong"},

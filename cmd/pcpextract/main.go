@@ -75,7 +75,7 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 			&cli.BoolFlag{Name: "folio", Usage: "the arguments are archive folios or directories of archives of several hosts: merge each host's archives into OUT/<host>/"},
 			&cli.IntFlag{Name: "j", Aliases: []string{"jobs"}, Usage: "with --folio, merge at most `N` hosts at once (default: the number of CPUs)"},
 			&cli.BoolFlag{Name: "zstd", Usage: "write data volumes as seekable zstd (.N.zst; PCP reads them from 6.3.2)"},
-			&cli.BoolFlag{Name: "no-sync", Usage: "do not sync the output to disk before renaming it into place (as PCP's tools do): faster, less safe"},
+			&cli.BoolFlag{Name: "no-sync", Usage: toolio.NoSyncUsage},
 			&cli.BoolFlag{Name: "no-carry", Usage: "with -S, do not carry the values of discrete metrics logged before the window to its start"},
 		)
 	}

@@ -73,7 +73,7 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		flags = append(flags,
 			&cli.StringSliceFlag{Name: "r", Aliases: []string{"rules"}, Usage: "rules in pcprewrite's expression language from `FILE` (repeatable; docs/rules.md)"},
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "write an archive with base name `PREFIX` (default: the stream on standard output)"},
-			&cli.BoolFlag{Name: "no-sync", Usage: "do not sync the output to disk before renaming it into place (as PCP's tools do): faster, less safe"},
+			&cli.BoolFlag{Name: "no-sync", Usage: toolio.NoSyncUsage},
 		)
 	}
 	app := &cli.App{

@@ -16,6 +16,9 @@ const (
 	ExitInternal = 3
 )
 
+// NoSyncUsage is the help text of every command's --no-sync.
+const NoSyncUsage = "do not sync the output to disk before renaming it into place (as PCP's tools do): faster, less safe"
+
 // InvokedAs reports whether a command was started under the name name (a
 // symlink such as pmlogextract -> pcpextract).
 func InvokedAs(arg0, name string) bool {
