@@ -1,6 +1,9 @@
 package stream
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Copying whole value sets into a new result body, for filters that
 // rewrite some value sets of a result and keep the others as they are
@@ -174,4 +177,196 @@ func (v *VSet) AppendBlocks(dst []byte, pad byte) ([]byte, error) {
 type blockRun struct {
 	from, to   int
 	ok, ragged bool
+}
+
+// Frame appends to offs the offset in r.Body of each value set's header,
+// then the offset where the last header ends: NumPMID+1 offsets. It walks
+// the headers as VSets does, without building the sets, and reports the
+// same error on a body that does not frame.
+func (r *Result) Frame(offs []int32) ([]int32, error) {
+	b := r.Body
+	if len(b) < 4 || int32(binary.BigEndian.Uint32(b)) < 0 || len(b) > 1<<31-1 {
+		return offs, r.frameError()
+	}
+	n := int(binary.BigEndian.Uint32(b))
+	blen := len(b)
+	pos := 4
+	for k := 0; k < n; k++ {
+		if pos+8 > blen {
+			return offs, r.frameError()
+		}
+		offs = append(offs, int32(pos))
+		numval := int32(binary.BigEndian.Uint32(b[pos+4:]))
+		pos += 8
+		if numval <= 0 {
+			continue
+		}
+		if int64(pos)+4+int64(numval)*8 > int64(blen) {
+			return offs, r.frameError()
+		}
+		pos += 4 + int(numval)*8
+	}
+	return append(offs, int32(pos)), nil
+}
+
+// frameError is VSets' error for a body that does not frame.
+func (r *Result) frameError() error {
+	it := r.VSets()
+	for it.Next() {
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	return &BodyError{0, "malformed result"}
+}
+
+// VSetAt returns the value set whose header starts at off, an offset
+// Frame returned for r.
+func (r *Result) VSetAt(off int) VSet {
+	b := r.Body
+	v := VSet{PMID: PMID(binary.BigEndian.Uint32(b[off:])), NumVal: int32(binary.BigEndian.Uint32(b[off+4:])),
+		body: b, base: PointerBase(r.Version)}
+	if v.NumVal > 0 {
+		v.ValFmt = binary.BigEndian.Uint32(b[off+8:])
+		v.off = off + 12
+		v.pairs = b[v.off : v.off+8*int(v.NumVal)]
+	}
+	return v
+}
+
+// AppendSetsRebased appends the value set headers r.Body[from:to], whole
+// sets as Frame found them, with every pointer value moved so that their
+// value blocks are addressed from the word ptr on. It is AppendRebased for
+// a run of sets at once, for the layout PCP writes: the blocks of the run
+// must lie back to back in r.Body, in pair order from the first pointer,
+// each padded to a multiple of 4 bytes with pad; the caller then appends
+// r.Body[blocks.From:blocks.To] as they are. It returns the word after the
+// last block (ptr when the run has no blocks). ok is false, with nothing
+// appended, when the blocks lie any other way or a pointer leaves the
+// body: the caller then takes the set-by-set way, which says what is
+// wrong.
+func (r *Result) AppendSetsRebased(dst []byte, from, to int, ptr uint32, pad byte) (out []byte, blocks Span, next uint32, ok bool) {
+	start := len(dst)
+	dst = append(dst, r.Body[from:to]...)
+	h := dst[start:]
+	body := r.Body
+	base := uint64(PointerBase(r.Version))
+	var first, want uint64 // words
+	have := false
+	delta := uint64(ptr) // ptr - first, once first is known (mod 2^32)
+	pos := 0
+	for pos < len(h) {
+		numval := int32(binary.BigEndian.Uint32(h[pos+4:]))
+		pos += 8
+		if numval <= 0 {
+			continue
+		}
+		insitu := binary.BigEndian.Uint32(h[pos:]) == ValInsitu
+		pos += 4
+		end := pos + 8*int(numval)
+		if insitu {
+			pos = end
+			continue
+		}
+		if !have {
+			first = uint64(binary.BigEndian.Uint32(h[pos+4:]))
+			want, have = first, true
+			delta = uint64(ptr) - first
+		}
+		var ok bool
+		if want, ok = chainBlocks(h[pos:end], body, base, want, delta, pad); !ok {
+			return dst[:start], Span{}, ptr, false
+		}
+		pos = end
+	}
+	if !have {
+		return dst, Span{}, ptr, true
+	}
+	if uint64(ptr)+(want-first) > 0xffffffff {
+		return dst[:start], Span{}, ptr, false
+	}
+	return dst, Span{From: int((first - base) * 4), To: int((want - base) * 4)}, ptr + uint32(want-first), true
+}
+
+// Span is a range of bytes, [From, To).
+type Span struct{ From, To int }
+
+// chainBlocks moves the pointers of pairs (a value set's instance/value
+// pairs) by delta words, checking that the blocks they address lie back to
+// back in body from the word want on, each padded to a multiple of 4 bytes
+// with pad. It returns the word after the last block; false, with pairs
+// partly changed, when the blocks lie otherwise.
+func chainBlocks(pairs, body []byte, base, want, delta uint64, pad byte) (uint64, bool) {
+	blen := uint64(len(body))
+	if want < base || (want-base)*4+4 > blen {
+		return want, false
+	}
+	d := uint32(delta)
+	// The usual case first: blocks all alike (one type, one size, a
+	// multiple of 4 bytes), as PCP writes fixed-size values. Every block
+	// header must then be the first one's, and every pointer one step on
+	// from the one before: no load depends on another.
+	from := (want - base) * 4
+	hdr := binary.LittleEndian.Uint32(body[from:]) // compared as it is
+	vlen := uint64(bits.ReverseBytes32(hdr) & 0xffffff)
+	n := uint64(len(pairs) / 8)
+	if vlen >= 4 && vlen&3 == 0 && from+n*vlen <= blen {
+		p := evenLoop(pairs, body[from:from+n*vlen], uint32(want), d, hdr, int(vlen))
+		if p >= len(pairs) {
+			return want + n*(vlen/4), true
+		}
+		// The general way, from where the usual case stopped.
+		want += uint64(p/8) * (vlen / 4)
+		pairs = pairs[p-4:]
+	}
+	next := want
+	for p := 4; p+4 <= len(pairs); p += 8 {
+		w := uint64(binary.BigEndian.Uint32(pairs[p:]))
+		off := (w - base) * 4
+		if w != next || off+4 > blen {
+			return want, false
+		}
+		vlen := uint64(binary.BigEndian.Uint32(body[off:]) & 0xffffff)
+		padded := (vlen + 3) &^ 3
+		if vlen < 4 || off+padded > blen {
+			return want, false
+		}
+		for _, c := range body[off+vlen : off+padded] {
+			if c != pad {
+				return want, false
+			}
+		}
+		binary.BigEndian.PutUint32(pairs[p:], uint32(w)+d)
+		next += padded / 4
+	}
+	return next, true
+}
+
+// evenLoop is the loop chainBlocks uses (tests run it with both).
+var evenLoop = evenBlocks
+
+// evenBlocksSafe is chainBlocks' usual case: the pointers of pairs must
+// step by vlen/4 words from w, and each block in blocks, vlen bytes apart
+// (vlen at least 4), must have the header hdr (as it lies in memory). It
+// moves the pointers by d and returns the offset in pairs of the first
+// pointer that does not fit, having moved those before it; len(pairs)+4
+// when all fit. evenBlocks is the same loop, quicker where the machine
+// reads unaligned words (rebase_unaligned.go).
+func evenBlocksSafe(pairs, blocks []byte, w, d, hdr uint32, vlen int) int {
+	if vlen < 4 {
+		return 4
+	}
+	step := uint32(vlen / 4)
+	n := min(len(pairs)/8, len(blocks)/vlen)
+	for k := 0; k < n; k++ {
+		pw := (*[4]byte)(pairs[8*k+4 : 8*k+8])
+		bw := (*[4]byte)(blocks[k*vlen : k*vlen+4])
+		if binary.LittleEndian.Uint32(pw[:]) != bits.ReverseBytes32(w) ||
+			binary.LittleEndian.Uint32(bw[:]) != hdr {
+			return 8*k + 4
+		}
+		binary.BigEndian.PutUint32(pw[:], w+d)
+		w += step
+	}
+	return 8*n + 4
 }

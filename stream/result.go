@@ -104,6 +104,49 @@ func (v *VSet) RawPair(i int) (inst int32, word uint32) {
 	return int32(binary.BigEndian.Uint32(v.pairs[8*i:])), binary.BigEndian.Uint32(v.pairs[8*i+4:])
 }
 
+// Check checks that every pointer value of v addresses a value block
+// inside the body, as Result.Validate does for every set.
+func (v *VSet) Check() error {
+	if v.NumVal <= 0 || v.ValFmt == ValInsitu {
+		return nil
+	}
+	for i := 0; i < int(v.NumVal); i++ {
+		if _, err := blockAt(v.body, v.base, binary.BigEndian.Uint32(v.pairs[8*i+4:]), v.off+8*i+4); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Words64 appends to dst the first 8 payload bytes of each of v's value
+// blocks, as big-endian 64-bit words: the values of a set of a 64-bit type
+// (64, U64, DOUBLE), in one tight pass. It reports false, having appended
+// some or none, when v's values are not all in blocks of at least 8
+// payload bytes inside the body: the caller then reads them one by one
+// (Value), which says what is wrong.
+func (v *VSet) Words64(dst []uint64) ([]uint64, bool) {
+	if v.NumVal <= 0 || v.ValFmt == ValInsitu {
+		return dst, v.NumVal == 0
+	}
+	body := v.body
+	base := uint64(v.base)
+	blen := uint64(len(body))
+	pairs := v.pairs
+	for p := 4; p+4 <= len(pairs); p += 8 {
+		w := uint64(binary.BigEndian.Uint32(pairs[p:]))
+		off := (w - base) * 4 // wraps to a huge value when w < base
+		if w < base || off+12 > blen {
+			return dst, false
+		}
+		vlen := uint64(binary.BigEndian.Uint32(body[off:]) & 0xffffff)
+		if vlen < 12 || off+vlen > blen {
+			return dst, false
+		}
+		dst = append(dst, binary.BigEndian.Uint64(body[off+4:]))
+	}
+	return dst, true
+}
+
 // blockAt returns the value block that pointer w, found at offset at of
 // body, points to.
 func blockAt(body []byte, base, w uint32, at int) ([]byte, error) {
