@@ -141,9 +141,38 @@ type archiveIter struct {
 	nBack, nPrev int
 	nBad         int
 	framed       int // data records read, for tests of seeking
+
+	// DeferChecks: results go out unchecked; resFile and resOff say where
+	// the one in res was read, for CheckResult's error.
+	deferred bool
+	resFile  string
+	resOff   int64
 }
 
 func (it *archiveIter) At() stream.Record { return it.cur }
+
+// DeferChecks implements stream.CheckDeferrer. A Records iterator defers
+// only before its first record and without From (whose seek falls back to
+// a scan on a record that does not check).
+func (it *archiveIter) DeferChecks() bool {
+	if it.started || it.opt.hasFrom {
+		return false
+	}
+	it.deferred = true
+	return true
+}
+
+// CheckResult implements stream.CheckDeferrer.
+func (it *archiveIter) CheckResult() error {
+	if !it.deferred || it.cur != &it.res {
+		return it.err
+	}
+	if err := it.res.Validate(); err != nil {
+		it.fail(AtFile(err, it.resFile, it.resOff))
+		return it.err
+	}
+	return nil
+}
 
 func (it *archiveIter) Err() error { return it.err }
 
@@ -393,7 +422,7 @@ func (it *archiveIter) openVolume(i int) error {
 	// The checker starts after the volume's first record: a merge opens
 	// every input and reads one record of each long before it reads on,
 	// and a checker already ahead in each would hold their pages.
-	it.aheadWait = it.dr.mapped && !it.opt.noAhead
+	it.aheadWait = it.dr.mapped && !it.opt.noAhead && !it.deferred
 	return nil
 }
 
@@ -459,9 +488,10 @@ func (it *archiveIter) nextData() error {
 		}
 		it.framed++
 		mark, err := DecodeData(rec, it.version, &it.res)
-		if err == nil && !mark && (it.ahead == nil || !it.ahead.covers(off+int64(len(rec)))) {
+		if err == nil && !mark && !it.deferred && (it.ahead == nil || !it.ahead.covers(off+int64(len(rec)))) {
 			err = it.res.Validate()
 		}
+		it.resFile, it.resOff = it.dr.name, off
 		if err != nil {
 			if it.seeking {
 				it.rescan(AtFile(err, it.dr.name, off))

@@ -30,6 +30,23 @@ type CloserIterator interface {
 	io.Closer
 }
 
+// CheckDeferrer is implemented by an iterator that can hand out results
+// before checking their structure (Result.Validate), for a consumer that
+// walks every value of most results anyway and can check them as it goes:
+// one walk of each result instead of two.
+type CheckDeferrer interface {
+	// DeferChecks asks for results unchecked from the next one on. It
+	// reports false when the iterator cannot (its results are then
+	// checked as usual). A consumer that gets true must, for every
+	// result it does not confirm sound itself, call CheckResult before
+	// it uses the result's values.
+	DeferChecks() bool
+	// CheckResult checks the current record (nothing to do but for a
+	// result) and returns the error the iterator would have stopped with;
+	// the iterator then stops with it.
+	CheckResult() error
+}
+
 // All adapts an Iterator to a range-over-func sequence. A non-nil error is
 // yielded once, as the last element, with a nil record.
 func All(it Iterator) iter.Seq2[Record, error] {
