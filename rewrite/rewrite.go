@@ -22,7 +22,18 @@
 //   - A result whose metrics no rule touches passes through as bytes,
 //     without decoding or allocating; one that needs changes is re-encoded
 //     as libpcp's __pmEncodeResult lays results out (value sets, then the
-//     value blocks in the same order, padded with '~').
+//     value blocks in the same order, padded with '~'). The value sets no
+//     rule changes lie in runs between those that change; a run is copied
+//     in two pieces, its headers (pointers moved by one difference) and its
+//     blocks, when its blocks lie as PCP lays them out
+//     (stream.Result.AppendSetsRebased), set by set otherwise. Values of
+//     64-bit types that are rescaled or retyped are read, converted and
+//     written in one pass each.
+//   - Reading an archive, the reader leaves its structural check of each
+//     result to the Rewriter (stream.CheckDeferrer): a result that needs
+//     changes is walked whole here anyway, and is checked on that walk;
+//     one that passes through is checked by the reader's own check. An
+//     error is always the reader's, naming the file and offset.
 //   - A result whose value sets are all deleted is dropped (a <mark> is
 //     always kept).
 //
@@ -118,13 +129,17 @@ type Rewriter struct {
 	buf   []byte // encoded bodies (owned)
 	enc   encoder
 	nums  []rules.Num
+	words []uint64 // decode64's
 	vm    vm.VM
 	env   rules.ValueEnv
 	vlabs valueLabels                            // the input's labels, for value expressions
 	names map[stream.InDomID]*stream.InstanceSet // current set per input indom, for iname
 
+	checks stream.CheckDeferrer // in, handing out results unchecked; nil if it checks them
+
 	acts    map[stream.PMID]*metricAct // per metric the plan names
 	layouts []*layout                  // recent result layouts
+	offs    []int32                    // the current result's value sets (stream.Result.Frame)
 	tick    uint64                     // results seen, for the layouts' LRU
 }
 
@@ -133,6 +148,11 @@ func New(in stream.Iterator, plan *rules.Plan, opts Options) *Rewriter {
 	r := &Rewriter{in: in, plan: plan, opts: opts, outVer: opts.OutputVersion,
 		tracker: stream.NewInDomTracker(), acts: make(map[stream.PMID]*metricAct, len(plan.Metrics))}
 	r.shift = plan.Global.Shift
+	// Results that need rewriting are walked whole here anyway: checking
+	// them on the way saves the reader a walk of its own.
+	if d, ok := in.(stream.CheckDeferrer); ok && d.DeferChecks() {
+		r.checks = d
+	}
 	if opts.Meta != nil {
 		r.refs = refCounts(plan, opts.Meta)
 	}
@@ -559,8 +579,13 @@ type layout struct {
 const maxLayouts = 4
 
 // layoutOf returns the layout of res, from the cache when it is there.
+// It leaves the offsets of res's value sets in r.offs (stream.Result.Frame).
 func (r *Rewriter) layoutOf(res *stream.Result) (*layout, error) {
-	n := res.NumPMID()
+	var err error
+	if r.offs, err = res.Frame(r.offs[:0]); err != nil {
+		return nil, err
+	}
+	n := len(r.offs) - 1
 	var cand *layout
 	for _, l := range r.layouts {
 		if len(l.pmids) == n && (cand == nil || l.used > cand.used) {
@@ -569,13 +594,11 @@ func (r *Rewriter) layoutOf(res *stream.Result) (*layout, error) {
 	}
 	r.tick++
 	var b *layout // being built, when cand does not fit
-	i := 0
-	it := res.VSets()
-	for it.Next() {
-		id := it.VSet().PMID
+	body := res.Body
+	for i, off := range r.offs[:n] {
+		id := stream.PMID(binary.BigEndian.Uint32(body[off:]))
 		if b == nil {
 			if cand != nil && cand.pmids[i] == id {
-				i++
 				continue
 			}
 			b = r.spareLayout(cand)
@@ -586,10 +609,6 @@ func (r *Rewriter) layoutOf(res *stream.Result) (*layout, error) {
 		}
 		b.pmids = append(b.pmids, id)
 		b.acts = append(b.acts, r.acts[id])
-		i++
-	}
-	if err := it.Err(); err != nil {
-		return nil, err
 	}
 	if b == nil {
 		if cand == nil { // no value sets, and no such layout yet
@@ -629,30 +648,68 @@ func (r *Rewriter) spareLayout(keep *layout) *layout {
 }
 
 // result rewrites res into r.res; false when nothing is left to write.
+//
+// When the input defers its checks (r.checks), every pointer value of res
+// is checked here before res is used: by AppendSetsRebased for the runs
+// copied as they are, by decoding for the values computed, by VSet.Check
+// for the rest (sets deleted, values an indom rule drops); by the input's
+// own check when none of those applies. On any error the input's check
+// comes first, so that a damaged record is reported as the reader would
+// report it.
 func (r *Rewriter) result(res *stream.Result, t stream.Timestamp) (bool, error) {
+	keep, err := r.rewriteResult(res, t)
+	if err != nil && r.checks != nil {
+		if cerr := r.checks.CheckResult(); cerr != nil {
+			return false, cerr
+		}
+	}
+	return keep, err
+}
+
+func (r *Rewriter) rewriteResult(res *stream.Result, t stream.Timestamp) (bool, error) {
 	lay, err := r.layoutOf(res)
 	if err != nil {
 		return false, fmt.Errorf("result at %s: %w", t, err)
 	}
 	if !lay.touched {
+		if r.checks != nil {
+			if err := r.checks.CheckResult(); err != nil {
+				return false, err
+			}
+		}
 		r.res.T, r.res.Version, r.res.Body = t, res.Version, res.Body
 		return true, nil
 	}
 	e := &r.enc
 	e.reset()
-	it := res.VSets()
-	for i := 0; it.Next(); i++ {
-		vs := it.VSet()
-		a := lay.acts[i]
-		switch {
-		case a == nil:
-			e.sets = append(e.sets, outSet{pmid: vs.PMID, raw: true, vs: *vs})
-		case a.kind == actCopy:
-			e.sets = append(e.sets, outSet{pmid: a.pmid, raw: true, vs: *vs})
-		case a.kind == actValues:
-			if err := r.rewriteSet(vs, a, t); err != nil {
-				return false, err
+	offs := r.offs
+	run := -1 // the run of value sets copied as they are, in e.sets
+	for i, a := range lay.acts {
+		if a == nil || a.kind == actCopy {
+			if run < 0 {
+				e.sets = append(e.sets, outSet{run: true, from: int(offs[i]), set0: i, p0: len(e.patches), p1: len(e.patches)})
+				run = len(e.sets) - 1
 			}
+			s := &e.sets[run]
+			s.to, s.n = int(offs[i+1]), s.n+1
+			if a != nil && a.pmid != lay.pmids[i] {
+				e.patches = append(e.patches, pmidPatch{at: int(offs[i]), pmid: a.pmid})
+				s.p1 = len(e.patches)
+			}
+			continue
+		}
+		run = -1
+		vs := res.VSetAt(int(offs[i]))
+		if a.kind == actDelete {
+			if r.checks != nil {
+				if err := vs.Check(); err != nil {
+					return false, fmt.Errorf("result at %s: %w", t, err)
+				}
+			}
+			continue
+		}
+		if err := r.rewriteSet(&vs, a, t); err != nil {
+			return false, err
 		}
 	}
 	if len(e.sets) == 0 {
@@ -661,8 +718,13 @@ func (r *Rewriter) result(res *stream.Result, t stream.Timestamp) (bool, error) 
 	r.res.T, r.res.Version = t, res.Version
 	// Never into r.res.Body: after a pass-through it aliases the input's
 	// buffer.
-	if r.buf, err = e.encode(r.buf[:0], res.Version); err != nil {
+	if r.buf, err = e.encode(r.buf[:0], res, offs, lay); err != nil {
 		return false, fmt.Errorf("result at %s: %w", t, err)
+	}
+	if e.unsure && r.checks != nil {
+		if err := r.checks.CheckResult(); err != nil {
+			return false, err
+		}
 	}
 	r.res.Body = r.buf
 	return true, nil
@@ -692,8 +754,20 @@ func (r *Rewriter) rewriteSet(vs *stream.VSet, a *metricAct, t stream.Timestamp)
 	start := len(e.vals)
 	s := outSet{pmid: pmid, valfmt: vs.ValFmt, typ: oldT, first: start}
 	pick, fresh := -1, false
+	if compute && !reduce && mp.InstMap == nil && mp.Value == nil {
+		if done, err := r.wordsSet(vs, a, fail); done || err != nil {
+			return err
+		}
+	}
 	var pnum rules.Num
 	if reduce {
+		if r.checks != nil && mp.Output != rules.OutputSum && mp.Output != rules.OutputAvg &&
+			mp.Output != rules.OutputMin && mp.Output != rules.OutputMax {
+			// Only the value picked is read: the others are checked here.
+			if err := vs.Check(); err != nil {
+				return fmt.Errorf("result at %s: %w", t, err)
+			}
+		}
 		switch mp.Output {
 		case rules.OutputFirst:
 			pick = 0
@@ -708,7 +782,12 @@ func (r *Rewriter) rewriteSet(vs *stream.VSet, a *metricAct, t stream.Timestamp)
 			}
 		default:
 			r.nums = r.nums[:0]
-			for i := 0; i < vs.Values(); i++ {
+			if r.decode64(vs, oldT) {
+				for _, w := range r.words {
+					r.nums = append(r.nums, num64(w, oldT))
+				}
+			}
+			for i := len(r.nums); i < vs.Values(); i++ {
 				n, err := r.num(vs, i, oldT)
 				if err != nil {
 					return fail(vs.Inst(i), err)
@@ -808,6 +887,12 @@ func (r *Rewriter) rewriteSet(vs *stream.VSet, a *metricAct, t stream.Timestamp)
 // which reports the error it would always have reported.
 func (r *Rewriter) decodeAll(vs *stream.VSet, t stream.Type) bool {
 	e := &r.enc
+	if r.decode64(vs, t) {
+		for i, w := range r.words {
+			e.vals = append(e.vals, outVal{inst: vs.Inst(i), fresh: true, num: num64(w, t)})
+		}
+		return true
+	}
 	for i := 0; i < vs.Values(); i++ {
 		n, err := r.num(vs, i, t)
 		if err != nil {
@@ -816,6 +901,76 @@ func (r *Rewriter) decodeAll(vs *stream.VSet, t stream.Type) bool {
 		e.vals = append(e.vals, outVal{inst: vs.Inst(i), fresh: true, num: n})
 	}
 	return true
+}
+
+// wordsSet is rewriteSet's quick way for a set of 64-bit values (64, U64,
+// DOUBLE) rescaled or retyped to a 64-bit type, every value computed the
+// same way: the values are read in one pass into r.words, converted there,
+// and encoded from e.words. It reports false, having done nothing, for any
+// other set.
+func (r *Rewriter) wordsSet(vs *stream.VSet, a *metricAct, fail func(int32, error) error) (bool, error) {
+	mp := a.mp
+	oldT, newT := mp.Old.Type, mp.Old.Type
+	if mp.Changes&rules.ChangeType != 0 {
+		newT = mp.New.Type
+	}
+	if (newT != stream.Type64 && newT != stream.TypeU64 && newT != stream.TypeDouble) || !r.decode64(vs, oldT) {
+		return false, nil
+	}
+	rescale := mp.Changes&rules.ChangeRescale != 0
+	for i, w := range r.words {
+		n := num64(w, oldT)
+		if rescale {
+			n = a.scale.Apply(n)
+		}
+		if newT != oldT {
+			m, err := rules.Retype(n, newT)
+			if err != nil {
+				return true, fail(vs.Inst(i), fmt.Errorf("%s to PM_TYPE_%s: %w", n, rules.TypeName(newT), err))
+			}
+			n = m
+		}
+		r.words[i] = bits64(n)
+	}
+	e := &r.enc
+	e.sets = append(e.sets, outSet{pmid: a.pmid, numval: vs.NumVal, typ: newT, words: true,
+		first: len(e.words), n: len(r.words), src: *vs})
+	e.words = append(e.words, r.words...)
+	return true, nil
+}
+
+// bits64 is the encoding of n, a number of a 64-bit type.
+func bits64(n rules.Num) uint64 {
+	switch n.Type {
+	case stream.Type64:
+		return uint64(n.I)
+	case stream.TypeDouble:
+		return math.Float64bits(n.F)
+	}
+	return n.U
+}
+
+// decode64 reads the values of a set of a 64-bit type into r.words in one
+// pass (stream.VSet.Words64); false for any other set, or when a value
+// does not read that way.
+func (r *Rewriter) decode64(vs *stream.VSet, t stream.Type) bool {
+	if t != stream.Type64 && t != stream.TypeU64 && t != stream.TypeDouble {
+		return false
+	}
+	var ok bool
+	r.words, ok = vs.Words64(r.words[:0])
+	return ok
+}
+
+// num64 is the number of type t (64, U64, DOUBLE) whose encoding is w.
+func num64(w uint64, t stream.Type) rules.Num {
+	switch t {
+	case stream.Type64:
+		return rules.Num{Type: t, I: int64(w)}
+	case stream.TypeU64:
+		return rules.Num{Type: t, U: w}
+	}
+	return rules.Num{Type: t, F: math.Float64frombits(w)}
 }
 
 func metricName(mp *rules.MetricPlan) string {
@@ -873,25 +1028,54 @@ type outVal struct {
 	num   rules.Num
 }
 
+// outSet is a value set of the result being encoded: one computed by
+// rewriteSet, or a run of the input's value sets copied as they are.
 type outSet struct {
 	pmid     stream.PMID
 	numval   int32 // < 0: error code
 	valfmt   uint32
 	typ      stream.Type // of fresh values
-	first, n int
-	raw      bool        // copied from vs as it is (but for the PMID)
-	vs       stream.VSet // raw
+	first, n int         // e.vals[first:first+n]; for a run, n is its number of sets
+
+	// A run: the input's value sets set0 .. set0+n-1, whose headers are
+	// Body[from:to]; PMIDs changed by e.patches[p0:p1]. blocks is where
+	// their value blocks lie in the input, once encode has found them
+	// back to back; slow when it has not (e.slow[first:first+n] then
+	// holds the sets, copied one by one).
+	// words: a set of 64-bit values made by wordsSet, e.words[first:
+	// first+n], instances as in src.
+	words bool
+	src   stream.VSet
+
+	run      bool
+	from, to int
+	set0     int
+	p0, p1   int
+	blocks   stream.Span
+	slow     bool
+}
+
+// pmidPatch is a value set of a run whose PMID changes: the header at
+// offset at of the input's body gets pmid.
+type pmidPatch struct {
+	at   int
+	pmid stream.PMID
 }
 
 type encoder struct {
-	sets []outSet
-	vals []outVal
+	sets    []outSet
+	vals    []outVal
+	patches []pmidPatch
+	slow    []stream.VSet
+	words   []uint64
+	unsure  bool // a run was copied set by set, whose pointers are not all checked
 }
 
 func (e *encoder) reset() {
-	clear(e.sets) // drop the references to the input's buffer
-	e.sets = e.sets[:0]
-	e.vals = e.vals[:0]
+	clear(e.slow) // drop the references to the input's buffer
+	clear(e.sets)
+	e.sets, e.vals, e.patches, e.slow, e.words = e.sets[:0], e.vals[:0], e.patches[:0], e.slow[:0], e.words[:0]
+	e.unsure = false
 }
 
 func rawVal(vs *stream.VSet, i int) (outVal, error) {
@@ -922,37 +1106,72 @@ func freshLen(t stream.Type) int {
 }
 
 // encode lays the result out as __pmEncodeResult does, with pointers for
-// a record of the given version: the value sets, then the value blocks in
-// the same order, each padded with '~'. Value sets copied as they are
-// (raw) are copied whole, with their pointers moved, and their blocks in
-// one piece.
-func (e *encoder) encode(dst []byte, version uint8) ([]byte, error) {
+// a record of res's version: the value sets, then the value blocks in the
+// same order, each padded with '~'. A run of value sets copied as they are
+// is copied in two pieces, its headers (with their pointers moved by one
+// difference) and its blocks, when its blocks lie back to back in the
+// input, as PCP writes them; set by set otherwise. offs and lay are res's
+// value set offsets and layout.
+func (e *encoder) encode(dst []byte, res *stream.Result, offs []int32, lay *layout) ([]byte, error) {
 	start := len(dst)
-	size := 4
+	version := res.Version
+	size, nsets := 4, 0
 	for i := range e.sets {
 		s := &e.sets[i]
-		size += 8
 		switch {
-		case s.raw && s.vs.NumVal > 0:
-			size += 4 + 8*int(s.vs.NumVal)
-		case !s.raw && s.numval > 0:
-			size += 4 + 8*s.n
+		case s.run:
+			size += s.to - s.from
+			nsets += s.n
+		case s.numval > 0:
+			size += 12 + 8*s.n
+			nsets++
+		default:
+			size += 8
+			nsets++
 		}
 	}
 	ptr := stream.PointerBase(version) + uint32(size/4) // word of the next block
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(e.sets)))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(nsets))
 	for i := range e.sets {
 		s := &e.sets[i]
-		if s.raw {
-			var err error
-			if dst, ptr, err = s.vs.AppendRebased(dst, s.pmid, ptr); err != nil {
-				return dst[:start], err
+		if s.run {
+			h := len(dst)
+			var ok bool
+			dst, s.blocks, ptr, ok = res.AppendSetsRebased(dst, s.from, s.to, ptr, '~')
+			if ok {
+				for _, p := range e.patches[s.p0:s.p1] {
+					binary.BigEndian.PutUint32(dst[h+p.at-s.from:], uint32(p.pmid))
+				}
+				continue
+			}
+			// Not PCP's layout: set by set, each with its own pointers.
+			s.slow, s.first, e.unsure = true, len(e.slow), true
+			for k := s.set0; k < s.set0+s.n; k++ {
+				e.slow = append(e.slow, res.VSetAt(int(offs[k])))
+				vs := &e.slow[len(e.slow)-1]
+				pmid := vs.PMID
+				if a := lay.acts[k]; a != nil {
+					pmid = a.pmid
+				}
+				var err error
+				if dst, ptr, err = vs.AppendRebased(dst, pmid, ptr); err != nil {
+					return dst[:start], err
+				}
 			}
 			continue
 		}
 		dst = binary.BigEndian.AppendUint32(dst, uint32(s.pmid))
 		dst = binary.BigEndian.AppendUint32(dst, uint32(s.numval))
 		if s.numval <= 0 {
+			continue
+		}
+		if s.words {
+			dst = binary.BigEndian.AppendUint32(dst, stream.ValDptr)
+			for k := 0; k < s.n; k++ {
+				dst = binary.BigEndian.AppendUint32(dst, uint32(s.src.Inst(k)))
+				dst = binary.BigEndian.AppendUint32(dst, ptr)
+				ptr += 3
+			}
 			continue
 		}
 		fresh := s.n > 0 && e.vals[s.first].fresh
@@ -987,14 +1206,28 @@ func (e *encoder) encode(dst []byte, version uint8) ([]byte, error) {
 	}
 	for i := range e.sets {
 		s := &e.sets[i]
-		if s.raw {
-			var err error
-			if dst, err = s.vs.AppendBlocks(dst, '~'); err != nil {
-				return dst[:start], err
+		if s.run {
+			if !s.slow {
+				dst = append(dst, res.Body[s.blocks.From:s.blocks.To]...)
+				continue
+			}
+			for k := s.first; k < s.first+s.n; k++ {
+				var err error
+				if dst, err = e.slow[k].AppendBlocks(dst, '~'); err != nil {
+					return dst[:start], err
+				}
 			}
 			continue
 		}
 		if s.numval <= 0 {
+			continue
+		}
+		if s.words {
+			hdr := uint32(s.typ)<<24 | 12
+			for _, w := range e.words[s.first : s.first+s.n] {
+				dst = binary.BigEndian.AppendUint32(dst, hdr)
+				dst = binary.BigEndian.AppendUint64(dst, w)
+			}
 			continue
 		}
 		fresh := s.n > 0 && e.vals[s.first].fresh

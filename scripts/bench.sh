@@ -235,38 +235,14 @@ compare "window -S/-T (10 min)" "$PMLOGEXTRACT $WIN $BIG $OUT/x" "$BIN/pcpextrac
 # rename, renumbers, rescales, retypes, a semantics change, an indom
 # collapse, a delete). The same rules, in the rules language, for -r.
 PMLOGREWRITE_BIN=$PCP_BINADM_DIR/pmlogrewrite
-TEN=$OUT.rules/ten.conf
-TENR=$OUT.rules/ten.rules
-mkdir -p "$OUT.rules"
-cat >"$TEN" <<'RULES'
-metric mem.util.free { name -> mem.util.unused }
-metric swap.used { pmid -> 245.16.200 }
-metric 245.6.* { pmid -> 246.*.* }
-metric kernel.all.uptime { units -> 0,1,0,0,MIN,0 RESCALE }
-metric proc.psinfo.rss { units -> 1,0,0,MBYTE,0,0 RESCALE }
-metric disk.dev.read { type -> U64 }
-metric hinv.ncpu { type -> 64 }
-metric kernel.percpu.cpu.user { indom -> NULL output sum }
-metric network.interface.in.bytes { sem -> instant }
-metric bench.misc.g00.m018 { delete }
-RULES
-cat >"$TENR" <<'RULES'
-metric name == "mem.util.free" { name = "mem.util.unused" }
-metric name == "swap.used" { pmid = PMID(245, 16, 200) }
-metric domain == 245 && cluster == 6 { pmid = PMID(246, cluster, item) }
-metric name == "kernel.all.uptime" { units = UNITS("0,1,0,0,MIN,0") rescale }
-metric name == "proc.psinfo.rss" { units = UNITS("1,0,0,MBYTE,0,0") rescale }
-metric name == "disk.dev.read" { type = U64 }
-metric name == "hinv.ncpu" { type = I64 }
-metric name == "kernel.percpu.cpu.user" { indom = NULL output sum }
-metric name == "network.interface.in.bytes" { sem = INSTANT }
-metric name == "bench.misc.g00.m018" { delete }
-RULES
+# (scripts/bench/ten.conf, and ten.rules for -r; rewrite's Go benchmark
+# BenchmarkBigArchive uses ten.conf too.)
+TEN=$ROOT/scripts/bench/ten.conf
+TENR=$ROOT/scripts/bench/ten.rules
 compare "rewrite (10 rules)" "$PMLOGREWRITE_BIN -c $TEN $BIG $OUT/x" "$BIN/pcprewrite --no-sync -c $TEN $BIG -o $OUT/x"
 compare "rewrite (10 rules), synced to disk" "$PMLOGREWRITE_BIN -c $TEN $BIG $OUT/x && sync" "$BIN/pcprewrite -c $TEN $BIG -o $OUT/x && sync"
 compare "rewrite (10 rules, -r)" "" "$BIN/pcprewrite --no-sync -r $TENR $BIG -o $OUT/x"
 compare "rewrite through a pipe" "" "$BIN/pcpcat $BIG | $BIN/pcprewrite -c $TEN | $BIN/pcpcat --no-sync -o $OUT/x"
-rm -rf "$OUT.rules"
 
 # shellcheck disable=SC2086 # HOURLY_BASES is a list
 input "$(basename "$HOURLY") ($(echo $HOURLY_BASES | wc -w) archives)" $HOURLY_BASES
