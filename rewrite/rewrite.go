@@ -579,10 +579,11 @@ type layout struct {
 const maxLayouts = 4
 
 // layoutOf returns the layout of res, from the cache when it is there.
-// It leaves the offsets of res's value sets in r.offs (stream.Result.Frame).
+// It leaves the offsets of res's value sets in r.offs (stream.Result.Frame;
+// Reframe, since they are mostly the last result's).
 func (r *Rewriter) layoutOf(res *stream.Result) (*layout, error) {
 	var err error
-	if r.offs, err = res.Frame(r.offs[:0]); err != nil {
+	if r.offs, err = res.Reframe(r.offs); err != nil {
 		return nil, err
 	}
 	n := len(r.offs) - 1

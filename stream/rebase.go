@@ -209,6 +209,34 @@ func (r *Result) Frame(offs []int32) ([]int32, error) {
 	return append(offs, int32(pos)), nil
 }
 
+// Reframe is Frame for a result laid out like the one offs came from
+// (Frame's answer for it), as the results of an archive mostly are: it
+// returns offs itself when they frame r too, else Frame(offs[:0]). It
+// checks each set's end against the next offset it already has, so no
+// load waits for the one before, where Frame's walk must chain them.
+func (r *Result) Reframe(offs []int32) ([]int32, error) {
+	b := r.Body
+	n := len(offs) - 1
+	if n < 0 || len(b) < 4 || len(b) > 1<<31-1 || binary.BigEndian.Uint32(b) != uint32(n) || offs[0] != 4 {
+		return r.Frame(offs[:0])
+	}
+	blen := int64(len(b))
+	for k := 0; k < n; k++ {
+		pos := int64(offs[k])
+		if pos+8 > blen {
+			return r.Frame(offs[:0])
+		}
+		next := pos + 8
+		if numval := int64(int32(binary.BigEndian.Uint32(b[pos+4:]))); numval > 0 {
+			next += 4 + numval*8
+		}
+		if next != int64(offs[k+1]) || next > blen {
+			return r.Frame(offs[:0])
+		}
+	}
+	return offs, nil
+}
+
 // frameError is VSets' error for a body that does not frame.
 func (r *Result) frameError() error {
 	it := r.VSets()
@@ -274,7 +302,7 @@ func (r *Result) AppendSetsRebased(dst []byte, from, to int, ptr uint32, pad byt
 			delta = uint64(ptr) - first
 		}
 		var ok bool
-		if want, ok = chainBlocks(h[pos:end], body, base, want, delta, pad); !ok {
+		if want, ok = chainBlocks(h[pos:end], body[from+pos:from+end], body, base, want, delta, pad); !ok {
 			return dst[:start], Span{}, ptr, false
 		}
 		pos = end
@@ -292,11 +320,11 @@ func (r *Result) AppendSetsRebased(dst []byte, from, to int, ptr uint32, pad byt
 type Span struct{ From, To int }
 
 // chainBlocks moves the pointers of pairs (a value set's instance/value
-// pairs) by delta words, checking that the blocks they address lie back to
+// pairs, a copy of src) by delta words, checking that the blocks they address lie back to
 // back in body from the word want on, each padded to a multiple of 4 bytes
 // with pad. It returns the word after the last block; false, with pairs
 // partly changed, when the blocks lie otherwise.
-func chainBlocks(pairs, body []byte, base, want, delta uint64, pad byte) (uint64, bool) {
+func chainBlocks(pairs, src, body []byte, base, want, delta uint64, pad byte) (uint64, bool) {
 	blen := uint64(len(body))
 	if want < base || (want-base)*4+4 > blen {
 		return want, false
@@ -311,7 +339,7 @@ func chainBlocks(pairs, body []byte, base, want, delta uint64, pad byte) (uint64
 	vlen := uint64(bits.ReverseBytes32(hdr) & 0xffffff)
 	n := uint64(len(pairs) / 8)
 	if vlen >= 4 && vlen&3 == 0 && from+n*vlen <= blen {
-		p := evenLoop(pairs, body[from:from+n*vlen], uint32(want), d, hdr, int(vlen))
+		p := evenLoop(pairs, src, body[from:from+n*vlen], uint32(want), d, hdr, int(vlen))
 		if p >= len(pairs) {
 			return want + n*(vlen/4), true
 		}
@@ -345,27 +373,27 @@ func chainBlocks(pairs, body []byte, base, want, delta uint64, pad byte) (uint64
 // evenLoop is the loop chainBlocks uses (tests run it with both).
 var evenLoop = evenBlocks
 
-// evenBlocksSafe is chainBlocks' usual case: the pointers of pairs must
-// step by vlen/4 words from w, and each block in blocks, vlen bytes apart
+// evenBlocksSafe is chainBlocks' usual case: the pointers of src (which
+// pairs is a copy of) must step by vlen/4 words from w, and each block in blocks, vlen bytes apart
 // (vlen at least 4), must have the header hdr (as it lies in memory). It
-// moves the pointers by d and returns the offset in pairs of the first
+// moves the pointers of pairs by d and returns the offset in pairs of the first
 // pointer that does not fit, having moved those before it; len(pairs)+4
 // when all fit. evenBlocks is the same loop, quicker where the machine
 // reads unaligned words (rebase_unaligned.go).
-func evenBlocksSafe(pairs, blocks []byte, w, d, hdr uint32, vlen int) int {
+func evenBlocksSafe(pairs, src, blocks []byte, w, d, hdr uint32, vlen int) int {
 	if vlen < 4 {
 		return 4
 	}
 	step := uint32(vlen / 4)
-	n := min(len(pairs)/8, len(blocks)/vlen)
+	n := min(len(pairs)/8, len(src)/8, len(blocks)/vlen)
 	for k := 0; k < n; k++ {
-		pw := (*[4]byte)(pairs[8*k+4 : 8*k+8])
+		sw := (*[4]byte)(src[8*k+4 : 8*k+8])
 		bw := (*[4]byte)(blocks[k*vlen : k*vlen+4])
-		if binary.LittleEndian.Uint32(pw[:]) != bits.ReverseBytes32(w) ||
+		if binary.LittleEndian.Uint32(sw[:]) != bits.ReverseBytes32(w) ||
 			binary.LittleEndian.Uint32(bw[:]) != hdr {
 			return 8*k + 4
 		}
-		binary.BigEndian.PutUint32(pw[:], w+d)
+		binary.BigEndian.PutUint32(pairs[8*k+4:8*k+8], w+d)
 		w += step
 	}
 	return 8*n + 4

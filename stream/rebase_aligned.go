@@ -3,6 +3,6 @@
 package stream
 
 // evenBlocks is evenBlocksSafe where unaligned access is not a given.
-func evenBlocks(pairs, blocks []byte, w, d, hdr uint32, vlen int) int {
-	return evenBlocksSafe(pairs, blocks, w, d, hdr, vlen)
+func evenBlocks(pairs, src, blocks []byte, w, d, hdr uint32, vlen int) int {
+	return evenBlocksSafe(pairs, src, blocks, w, d, hdr, vlen)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -88,7 +89,7 @@ func setBySet(r *Result, offs []int32, i, j int, ptr uint32) (hdr, blocks []byte
 // says it could make it; on results as PCP lays them out it always can.
 // Both loops for evenly laid out blocks are run.
 func TestAppendSetsRebased(t *testing.T) {
-	defer func(f func([]byte, []byte, uint32, uint32, uint32, int) int) { evenLoop = f }(evenLoop)
+	defer func(f func([]byte, []byte, []byte, uint32, uint32, uint32, int) int) { evenLoop = f }(evenLoop)
 	rng := rand.New(rand.NewSource(1))
 	made, refused := 0, 0
 	for round := 0; round < 20000; round++ {
@@ -163,8 +164,8 @@ func TestEvenLoopsAgree(t *testing.T) {
 			hdr = binary.LittleEndian.Uint32(blocks)
 		}
 		a, b := append([]byte(nil), pairs...), append([]byte(nil), pairs...)
-		pa := evenBlocks(a, blocks, w0, 7, hdr, vlen)
-		pb := evenBlocksSafe(b, blocks, w0, 7, hdr, vlen)
+		pa := evenBlocks(a, pairs, blocks, w0, 7, hdr, vlen)
+		pb := evenBlocksSafe(b, pairs, blocks, w0, 7, hdr, vlen)
 		allA, allB := pa >= len(pairs), pb >= len(pairs)
 		if allA != allB {
 			t.Fatalf("round %d: quick loop says %v, safe loop %v", round, allA, allB)
@@ -195,4 +196,39 @@ func ExampleResult_AppendSetsRebased() {
 	hdr, span, next, ok := r.AppendSetsRebased(nil, int(offs[1]), int(offs[2]), 100, '~')
 	fmt.Println(len(hdr), span.To-span.From, next, ok)
 	// Output: 20 8 102 true
+}
+
+// TestReframe: Reframe gives what Frame gives, offsets and error alike,
+// whatever offsets it starts from: the result's own, another result's,
+// none, or its own with one changed.
+func TestReframe(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	var prev []int32
+	for round := 0; round < 20000; round++ {
+		r := randomResult(t, rng)
+		if round%3 == 0 {
+			damage(rng, r)
+		}
+		want, werr := r.Frame(nil)
+		start := prev
+		switch round % 4 {
+		case 0:
+			start = append([]int32(nil), want...)
+		case 1:
+			start = nil
+		case 2:
+			start = append([]int32(nil), want...)
+			if len(start) > 0 {
+				start[rng.Intn(len(start))] += int32(rng.Intn(9)) - 4
+			}
+		}
+		got, gerr := r.Reframe(start)
+		if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
+			t.Fatalf("round %d: Frame says %v, Reframe %v", round, werr, gerr)
+		}
+		if werr == nil && !slices.Equal(got, want) {
+			t.Fatalf("round %d: Frame gives %v, Reframe %v (from %v)", round, want, got, start)
+		}
+		prev = got
+	}
 }

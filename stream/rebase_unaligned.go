@@ -9,35 +9,35 @@ import (
 
 // evenBlocks is evenBlocksSafe without bounds checks, which are most of
 // that loop's instructions: it runs once per value of nearly every result
-// pcprewrite re-encodes. Every access is inside pairs and blocks: k < n
-// gives 8k+8 <= 8n <= len(pairs) and k*vlen+4 <= n*vlen <= len(blocks)
-// (vlen >= 4). Unaligned 32-bit access is allowed on these machines. On a
-// mismatch it moves the pointers back and returns 4, so that the caller
+// pcprewrite re-encodes. Every access is inside pairs, src and blocks:
+// k < n gives 8k+8 <= 8n <= len(pairs), len(src) and k*vlen+4 <= n*vlen
+// <= len(blocks) (vlen >= 4). Unaligned 32-bit access is allowed on these
+// machines. The new pointers are stored without waiting for the old ones
+// (they are w+d when all is well); on a mismatch the
+// pairs are copied back from src and it returns 4, so that the caller
 // walks the whole set the general way.
-func evenBlocks(pairs, blocks []byte, w, d, hdr uint32, vlen int) int {
+func evenBlocks(pairs, src, blocks []byte, w, d, hdr uint32, vlen int) int {
 	if vlen < 4 {
 		return 4
 	}
 	step := uint32(vlen / 4)
-	n := min(len(pairs)/8, len(blocks)/vlen)
+	n := min(len(pairs)/8, len(src)/8, len(blocks)/vlen)
 	if n == 0 {
 		return 4
 	}
 	p := unsafe.Pointer(unsafe.SliceData(pairs))
+	s := unsafe.Pointer(unsafe.SliceData(src))
 	b := unsafe.Pointer(unsafe.SliceData(blocks))
 	var bad uint32
-	for k := 0; k < n; k++ {
-		x := (*uint32)(unsafe.Add(p, 8*k+4))
-		v := *x
-		bad |= (v ^ bits.ReverseBytes32(w)) | (*(*uint32)(unsafe.Add(b, k*vlen)) ^ hdr)
-		*x = bits.ReverseBytes32(bits.ReverseBytes32(v) + d) // w+d when all is well
+	end := 8 * n
+	for o := 4; o < end; o += 8 {
+		bad |= (*(*uint32)(unsafe.Add(s, o)) ^ bits.ReverseBytes32(w)) | (*(*uint32)(b) ^ hdr)
+		*(*uint32)(unsafe.Add(p, o)) = bits.ReverseBytes32(w + d)
 		w += step
+		b = unsafe.Add(b, vlen)
 	}
 	if bad != 0 {
-		for k := 0; k < n; k++ {
-			x := (*uint32)(unsafe.Add(p, 8*k+4))
-			*x = bits.ReverseBytes32(bits.ReverseBytes32(*x) - d)
-		}
+		copy(unsafe.Slice((*byte)(p), 8*n), unsafe.Slice((*byte)(s), 8*n))
 		return 4
 	}
 	return 8*n + 4
