@@ -5,7 +5,8 @@
 #   scripts/bench.sh               1 GiB archive + 24 hourly archives (~470 MiB)
 #   scripts/bench.sh --small       64 MiB archive + 4 hourly archives: a quick check
 #   scripts/bench.sh --record      also write the table to docs/benchmarks.md
-#   scripts/bench.sh --runs 3      best of 3 runs per command
+#   scripts/bench.sh --runs 3      3 runs per command: the best shown, and
+#                                  the ratio of the two sides' medians
 #   scripts/bench.sh --only copy   only the rows whose name contains "copy"
 #
 # The archives are generated on first use by scripts/gen-bench-archive.py
@@ -18,8 +19,12 @@
 # user+system CPU seconds, peak RSS) via `bash -c`, after the inputs have been read
 # once, so both sides see a warm page cache: this measures the tools, not
 # the disk. CPU time is shown beside wall time because it is the steadier of
-# the two on a busy machine; speedups are computed from wall time. Each run
-# starts after a sync, so that none pays for the write-back of another. Outputs go to bench/data/out/ and are deleted after each run.
+# the two on a busy machine; speedups are computed from wall time, of the
+# best runs and of the median runs (on a shared machine whose speed comes
+# and goes, the best run of the side with the wider spread gains most from
+# a lucky moment). Each run starts after a sync, so that none pays for the
+# write-back of another. Outputs go to bench/data/out/ and are deleted after
+# each run.
 # Throughput is the size of the input files divided by the wall time.
 #
 # Adding a comparison: one `compare` line in the ROWS section below.
@@ -172,7 +177,7 @@ compare() {
 	if [ -n "$only" ] && [[ $name != *"$only"* ]]; then
 		return 0
 	fi
-	local pt="" ot="" first k
+	local pt="" ot="" first k r pws=() ows=()
 	first=${ours%% *}
 	if [ -n "$ours" ] && [[ $first == */* ]] && [ ! -x "$first" ]; then
 		ours=""
@@ -182,15 +187,34 @@ compare() {
 	# The two sides take turns, run by run, so that both meet the same
 	# moments of a shared machine (another VM's load comes and goes).
 	for ((k = 0; k < runs; k++)); do
-		if [ -n "$pcp" ]; then pt=$(best_of "$pt" "$(runs=1 run_timed "$pcp")"); fi
-		if [ -n "$ours" ]; then ot=$(best_of "$ot" "$(runs=1 run_timed "$ours")"); fi
+		if [ -n "$pcp" ]; then
+			r=$(runs=1 run_timed "$pcp")
+			pt=$(best_of "$pt" "$r")
+			pws+=("${r%% *}")
+		fi
+		if [ -n "$ours" ]; then
+			r=$(runs=1 run_timed "$ours")
+			ot=$(best_of "$ot" "$r")
+			ows+=("${r%% *}")
+		fi
 	done
-	ROWS+=("$(format_row "$name" "$pt" "$ot")")
+	ROWS+=("$(format_row "$name" "$pt" "$ot" "$(median "${pws[@]}")" "$(median "${ows[@]}")")")
 }
 
-# format_row NAME "wall cpu kib" "wall cpu kib": a markdown table row
+# median WALL...: the median of some wall times (empty for none, FAIL if
+# any failed)
+median() {
+	if [ $# -eq 0 ]; then
+		return 0
+	fi
+	printf '%s\n' "$@" | sort -g | awk '/FAIL/ { failed = 1 } { v[NR] = $1 }
+		END { print (failed ? "FAIL" : NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
+}
+
+# format_row NAME "wall cpu kib" "wall cpu kib" PCP_MEDIAN OUR_MEDIAN: a
+# markdown table row (the first two are the best runs)
 format_row() {
-	awk -v name="$1" -v p="$2" -v o="$3" -v bytes="$INPUT_BYTES" -v desc="$INPUT_DESC" '
+	awk -v name="$1" -v p="$2" -v o="$3" -v pm="$4" -v om="$5" -v bytes="$INPUT_BYTES" -v desc="$INPUT_DESC" '
 	function side(s, parts) {
 		if (s == "") return "| – | – | – | – "
 		if (s == "FAIL") return "| FAIL | – | – | – "
@@ -200,12 +224,13 @@ format_row() {
 	}
 	BEGIN {
 		n = split(p, pp, " "); m = split(o, oo, " ")
-		speed = "–"; mem = "–"
+		speed = "–"; mem = "–"; mspeed = "–"
 		if (n == 3 && m == 3) {
 			if (oo[1] > 0) speed = sprintf("%.2fx", pp[1] / oo[1])
 			if (pp[3] > 0) mem = sprintf("%.2fx", oo[3] / pp[3])
+			if (om + 0 > 0 && pm != "FAIL") mspeed = sprintf("%.2fx", pm / om)
 		}
-		printf "| %s | %s | %.0f %s%s| %s | %s |\n", name, desc, bytes / 1048576, side(p), side(o), speed, mem
+		printf "| %s | %s | %.0f %s%s| %s | %s | %s |\n", name, desc, bytes / 1048576, side(p), side(o), speed, mspeed, mem
 	}'
 }
 
@@ -264,8 +289,8 @@ compare "folio merge (8 hosts)" "$FARM_PCP" "$BIN/pcpextract --no-sync --folio $
 # ---------------------------------------------------------------------------
 
 table() {
-	echo "| operation | input | MiB | PCP s | PCP CPU s | PCP RSS MiB | PCP MiB/s | ours s | ours CPU s | ours RSS MiB | ours MiB/s | speedup (PCP s / ours s) | RSS (ours / PCP) |"
-	echo "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+	echo "| operation | input | MiB | PCP s | PCP CPU s | PCP RSS MiB | PCP MiB/s | ours s | ours CPU s | ours RSS MiB | ours MiB/s | speedup (PCP s / ours s) | speedup, medians | RSS (ours / PCP) |"
+	echo "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
 	printf '%s\n' "${ROWS[@]}"
 }
 
@@ -291,7 +316,7 @@ if [ "$record" = 1 ]; then
 		echo
 		echo "Inputs: synthetic archives from \`scripts/gen-bench-archive.py\` (see its header for their shape)."
 		echo "Warm page cache; wall time, CPU time (user+system) and peak RSS from GNU time; MiB/s = input size / wall time;"
-		echo "$([ "$runs" != 1 ] && echo "best of $runs runs." || echo "one run per command.")"
+		echo "$([ "$runs" != 1 ] && echo "$runs runs per command, the two sides taking turns: times of the best run; speedups of the best runs and of the medians." || echo "one run per command.")"
 		echo
 		table
 	} >docs/benchmarks.md
