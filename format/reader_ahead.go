@@ -56,13 +56,7 @@ func (c *aheadChecker) run(b []byte, off int64, version int, batch int64) {
 	// reader to meet the fault itself (tools report it; see
 	// toolio.GuardFaults).
 	debug.SetPanicOnFault(true)
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(interface{ Addr() uintptr }); !ok {
-				panic(r)
-			}
-		}
-	}()
+	defer endOnFault()
 	var res stream.Result
 	minLen := int64(DataHeaderSize(version) + 8)
 	size := int64(len(b))
@@ -113,6 +107,17 @@ func (c *aheadChecker) covers(end int64) bool {
 		c.to = v
 	}
 	return true
+}
+
+// endOnFault, deferred by a goroutine that reads a mapping with faults
+// made panics (debug.SetPanicOnFault), ends it quietly on a memory fault;
+// any other panic goes on.
+func endOnFault() {
+	if r := recover(); r != nil {
+		if _, ok := r.(interface{ Addr() uintptr }); !ok {
+			panic(r)
+		}
+	}
 }
 
 // halt stops the checker and waits for it to let go of the mapping.

@@ -30,12 +30,13 @@ type recReader struct {
 	f      io.Reader
 	name   string
 	buf    []byte
-	heap   []byte // the reader's own buffer, kept while buf is a mapping
-	mapped bool   // buf is the whole file, mapped
-	window int    // mapped: how far behind r pages may stay resident
-	kept   int    // mapped: pages before buf[kept] are released
-	r, w   int    // buf[r:w] is read but not consumed
-	off    int64  // file offset of buf[r]
+	heap   []byte      // the reader's own buffer, kept while buf is a mapping
+	mapped bool        // buf is the whole file, mapped
+	window int         // mapped: how far behind r pages may stay resident
+	kept   int         // mapped: pages before buf[kept] are released
+	pf     *prefetcher // mapped, when the reader's consumer checks: see prefetcher
+	r, w   int         // buf[r:w] is read but not consumed
+	off    int64       // file offset of buf[r]
 	eof    bool
 	err    error // read error other than io.EOF
 }
@@ -194,7 +195,13 @@ func (rr *recReader) frame(minLen int) (rec []byte, off int64, err error) {
 		}
 		return nil, off, &frameDamage{off, fmt.Sprintf("header length %d does not match trailer length %d", n, t), zero}
 	}
-	if rr.mapped && rr.r-rr.kept >= rr.window {
+	if rr.pf != nil {
+		// The prefetcher reads ahead and releases behind.
+		if rr.r-rr.kept >= rr.window/4 {
+			rr.pf.tell(rr.r)
+			rr.kept = rr.r
+		}
+	} else if rr.mapped && rr.r-rr.kept >= rr.window {
 		// Let go of the pages behind this record (they stay in the
 		// page cache; only this process's hold on them goes).
 		to := rr.r &^ (compress.PageSize - 1)

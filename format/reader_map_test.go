@@ -131,30 +131,41 @@ func TestMappedDamageMidVolume(t *testing.T) {
 // is read through its mapping faults when the reader reaches the lost
 // pages. With faults made panics (as the tools do, toolio.GuardFaults),
 // the reader's goroutine gets a panic that says so, and the checker
-// running ahead does not bring the process down.
+// running ahead (or, when the consumer checks, the prefetcher) does not
+// bring the process down.
 func TestMappedVolumeCutShort(t *testing.T) {
 	needQA(t)
-	base := copyQA(t, "20180127.08.40", nil)
-	a, err := Open(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	it := a.Records(DataOnly())
-	defer it.Close()
-	for i := 0; i < 3 && it.Next(); i++ {
-	}
-	if err := os.Truncate(base+".0", 8192); err != nil {
-		t.Fatal(err)
-	}
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	fault := func() (r any) {
-		defer func() { r = recover() }()
-		for it.Next() {
+	for _, deferred := range []bool{false, true} {
+		base := copyQA(t, "20180127.08.40", nil)
+		a, err := Open(base)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	}()
-	if _, ok := fault.(interface{ Addr() uintptr }); !ok {
-		t.Fatalf("reading past the cut: %v (err %v), want a memory fault", fault, it.Err())
+		it := a.Records(DataOnly())
+		if deferred && !it.(stream.CheckDeferrer).DeferChecks() {
+			t.Fatal("DeferChecks refused")
+		}
+		for i := 0; i < 3 && it.Next(); i++ {
+		}
+		if deferred != (it.(*archiveIter).dr.pf != nil) {
+			t.Fatalf("deferred %v, but prefetching %v", deferred, !deferred)
+		}
+		if err := os.Truncate(base+".0", 8192); err != nil {
+			t.Fatal(err)
+		}
+		func() {
+			defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+			fault := func() (r any) {
+				defer func() { r = recover() }()
+				for it.Next() {
+				}
+				return nil
+			}()
+			if _, ok := fault.(interface{ Addr() uintptr }); !ok {
+				t.Fatalf("deferred %v: reading past the cut: %v (err %v), want a memory fault", deferred, fault, it.Err())
+			}
+		}()
+		it.Close()
 	}
 }
 

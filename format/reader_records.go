@@ -197,8 +197,12 @@ func (it *archiveIter) closeFiles() error {
 }
 
 // closeData closes the open data volume, if any, after stopping its
-// checker (which reads the volume's mapping).
+// checker or prefetcher (which read the volume's mapping).
 func (it *archiveIter) closeData() error {
+	if it.dr.pf != nil {
+		it.dr.pf.halt()
+		it.dr.pf = nil
+	}
 	if it.ahead != nil {
 		it.ahead.halt()
 		it.ahead = nil
@@ -423,6 +427,9 @@ func (it *archiveIter) openVolume(i int) error {
 	// every input and reads one record of each long before it reads on,
 	// and a checker already ahead in each would hold their pages.
 	it.aheadWait = it.dr.mapped && !it.opt.noAhead && !it.deferred
+	if it.dr.mapped && !it.opt.noAhead && it.deferred {
+		it.dr.pf = startPrefetch(it.dr.buf, int(off), it.dr.window)
+	}
 	return nil
 }
 
