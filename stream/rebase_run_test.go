@@ -137,51 +137,80 @@ func TestAppendSetsRebased(t *testing.T) {
 	}
 }
 
-// TestEvenLoopsAgree: the two loops for evenly laid out blocks find the
-// same sets laid out that way, and move their pointers alike.
+// TestEvenLoopsAgree: the loops for evenly laid out blocks (the quick
+// one with and without its vector part for 12-byte blocks, and the safe
+// one) find the same sets laid out that way, and move their pointers
+// alike.
 func TestEvenLoopsAgree(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
-	for round := 0; round < 20000; round++ {
+	vector := 0
+	for round := 0; round < 40000; round++ {
 		n := rng.Intn(8)
-		vlen := 4 * (1 + rng.Intn(4))
+		if round%2 == 0 {
+			n = rng.Intn(60)
+		}
+		vlen := 12
+		if round%3 == 0 {
+			vlen = 4 * (1 + rng.Intn(4))
+		}
 		w0 := uint32(rng.Intn(100))
+		if round%5 == 0 {
+			w0 = ^uint32(0) - uint32(rng.Intn(100)) // the pointers wrap
+		}
+		d := uint32(rng.Intn(1000)) - 500
 		pairs := make([]byte, 8*n)
 		blocks := make([]byte, n*vlen)
+		rng.Read(blocks)
 		for k := 0; k < n; k++ {
-			binary.BigEndian.PutUint32(pairs[8*k:], uint32(k))
+			binary.BigEndian.PutUint32(pairs[8*k:], rng.Uint32())
 			binary.BigEndian.PutUint32(pairs[8*k+4:], w0+uint32(k*vlen/4))
 			binary.BigEndian.PutUint32(blocks[k*vlen:], 3<<24|uint32(vlen))
 		}
 		if n > 0 && rng.Intn(2) == 0 {
 			if rng.Intn(2) == 0 {
-				pairs[8*rng.Intn(n)+4+rng.Intn(4)] ^= 1
+				pairs[8*rng.Intn(n)+4+rng.Intn(4)] ^= 1 << rng.Intn(8)
 			} else {
-				blocks[rng.Intn(n)*vlen+rng.Intn(4)] ^= 1
+				blocks[rng.Intn(n)*vlen+rng.Intn(4)] ^= 1 << rng.Intn(8)
 			}
 		}
 		hdr := uint32(0)
 		if n > 0 {
 			hdr = binary.LittleEndian.Uint32(blocks)
 		}
-		a, b := append([]byte(nil), pairs...), append([]byte(nil), pairs...)
-		pa := evenBlocks(a, pairs, blocks, w0, 7, hdr, vlen)
-		pb := evenBlocksSafe(b, pairs, blocks, w0, 7, hdr, vlen)
-		allA, allB := pa >= len(pairs), pb >= len(pairs)
-		if allA != allB {
-			t.Fatalf("round %d: quick loop says %v, safe loop %v", round, allA, allB)
+		safe := append([]byte(nil), pairs...)
+		ps := evenBlocksSafe(safe, pairs, blocks, w0, d, hdr, vlen)
+		allSafe := ps >= len(pairs)
+		loops := map[string]func(a, src, blocks []byte, w, d, hdr uint32, vlen int) int{
+			"quick": evenBlocks,
+			"quick, scalar": func(a, src, blocks []byte, w, d, hdr uint32, vlen int) int {
+				return evenBlocksWith(nil, a, src, blocks, w, d, hdr, vlen)
+			},
 		}
-		if allA && !bytes.Equal(a, b) {
-			t.Fatalf("round %d: pointers moved differently:\n%x\n%x", round, a, b)
-		}
-		if !allA {
-			// The quick loop leaves the pairs as they were.
-			if !bytes.Equal(a, pairs) {
-				t.Fatalf("round %d: quick loop failed and left %x (was %x)", round, a, pairs)
+		for name, loop := range loops {
+			a := append([]byte(nil), pairs...)
+			pa := loop(a, pairs, blocks, w0, d, hdr, vlen)
+			if all := pa >= len(pairs); all != allSafe {
+				t.Fatalf("round %d (n %d vlen %d): %s loop says %v, safe loop %v", round, n, vlen, name, all, allSafe)
 			}
-			if pb > len(pairs) || pb < 4 {
-				t.Fatalf("round %d: safe loop stopped at %d", round, pb)
+			if allSafe && !bytes.Equal(a, safe) {
+				t.Fatalf("round %d (n %d vlen %d): %s loop moved the pointers otherwise:\n%x\n%x", round, n, vlen, name, a, safe)
+			}
+			if !allSafe && !bytes.Equal(a, pairs) {
+				// The quick loop leaves the pairs as they were.
+				t.Fatalf("round %d: %s loop failed and left %x (was %x)", round, name, a, pairs)
 			}
 		}
+		if !allSafe && (ps > len(pairs) || ps < 4) {
+			t.Fatalf("round %d: safe loop stopped at %d", round, ps)
+		}
+		if vlen == 12 && n >= 8 {
+			vector++
+		}
+	}
+	if even12 == nil {
+		t.Log("no vector loop on this machine: the quick loop was tested scalar only")
+	} else if vector == 0 {
+		t.Error("the vector loop was never run")
 	}
 }
 
