@@ -23,6 +23,7 @@ type asyncWriter struct {
 	made     int           // chunks allocated
 	inflight int           // chunks sent and not yet back
 	err      error         // sticky, caller's side
+	inPlace  int           // commits taken (for tests)
 
 	mu    sync.Mutex
 	bgErr error // the goroutine's first write error
@@ -31,6 +32,10 @@ type asyncWriter struct {
 const (
 	asyncChunk  = 1 << 20
 	asyncChunks = 3
+	// asyncRoom is a chunk's capacity: a chunk is sent once it holds
+	// asyncChunk bytes, and the room beyond lets a record encoded in
+	// place (space, commit) end there.
+	asyncRoom = 2 * asyncChunk
 )
 
 func newAsyncWriter(w io.Writer) *asyncWriter {
@@ -70,7 +75,7 @@ func (a *asyncWriter) chunk() []byte {
 	}
 	if a.made < asyncChunks {
 		a.made++
-		return make([]byte, 0, asyncChunk)
+		return make([]byte, 0, asyncRoom)
 	}
 	b := <-a.free
 	a.inflight--
@@ -101,10 +106,10 @@ func (a *asyncWriter) Write(p []byte) (int, error) {
 		if a.buf == nil {
 			a.buf = a.chunk()
 		}
-		k := min(cap(a.buf)-len(a.buf), len(p))
+		k := min(asyncChunk-len(a.buf), len(p))
 		a.buf = append(a.buf, p[:k]...)
 		p = p[k:]
-		if len(a.buf) == cap(a.buf) {
+		if len(a.buf) >= asyncChunk {
 			a.send()
 			if err := a.check(); err != nil {
 				return n - len(p), err
@@ -112,6 +117,47 @@ func (a *asyncWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// space returns the room in the chunk being filled after the next head
+// bytes, less tail bytes: where the caller may build bytes that commit
+// then writes without a copy. Any other call spoils it.
+func (a *asyncWriter) space(head, tail int) []byte {
+	if a.err != nil {
+		return nil
+	}
+	if a.buf == nil {
+		a.buf = a.chunk()
+	}
+	at := len(a.buf) + head
+	return a.buf[at : at : cap(a.buf)-tail]
+}
+
+// commit writes head, body and tail, when body was built where space
+// said (for this head and tail); false, writing nothing, when it was not.
+func (a *asyncWriter) commit(head, body, tail []byte) (bool, error) {
+	if err := a.check(); err != nil {
+		return false, err
+	}
+	at := len(a.buf) + len(head)
+	if a.buf == nil || len(body) == 0 || at+len(body)+len(tail) > cap(a.buf) ||
+		&body[0] != &a.buf[at : at+1][0] {
+		return false, nil
+	}
+	a.buf = append(a.buf, head...)
+	a.buf = a.buf[:at+len(body)]
+	a.buf = append(a.buf, tail...)
+	a.inPlace++
+	for len(a.buf) >= asyncChunk {
+		// Whole chunks only, as Write sends them: the file is written
+		// in aligned pieces, which the page cache takes best. What
+		// lies beyond starts the next chunk.
+		full := a.buf
+		a.buf = append(a.chunk(), full[asyncChunk:]...)
+		a.full <- full[:asyncChunk]
+		a.inflight++
+	}
+	return true, a.check()
 }
 
 // Flush writes what is buffered and waits until every chunk is written.

@@ -86,3 +86,78 @@ func TestAsyncWriterError(t *testing.T) {
 		t.Errorf("sink saw %d bytes, want %d", f.seen, f.n)
 	}
 }
+
+// sizes records the size of each write.
+type sizes struct {
+	bytes.Buffer
+	n []int
+}
+
+func (s *sizes) Write(p []byte) (int, error) {
+	s.n = append(s.n, len(p))
+	return s.Buffer.Write(p)
+}
+
+// TestAsyncWriterInPlace: bytes built in the room space offers and
+// committed, mixed with copied ones and with bodies built elsewhere (which
+// commit refuses), come out in order, in whole chunks but for the last.
+func TestAsyncWriterInPlace(t *testing.T) {
+	var got sizes
+	a := newAsyncWriter(&got)
+	var want []byte
+	rng := rand.New(rand.NewPCG(7, 8))
+	src := make([]byte, 3*asyncChunk)
+	rand.NewChaCha8([32]byte{3}).Read(src)
+	inPlace := 0
+	for i := 0; i < 500; i++ {
+		n := rng.IntN(300 << 10)
+		if i%50 == 0 {
+			n = asyncChunk + rng.IntN(asyncChunk/2) // larger than a chunk
+		}
+		from := rng.IntN(len(src) - n + 1)
+		p := src[from : from+n]
+		head, tail := []byte{byte(i), 1, 2}, []byte{9, byte(i)}
+		want = append(append(append(want, head...), p...), tail...)
+		if rng.IntN(3) == 0 {
+			for _, b := range [][]byte{head, p, tail} {
+				if _, err := a.Write(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			continue
+		}
+		body := a.space(len(head), len(tail))
+		if rng.IntN(5) == 0 {
+			body = nil // built elsewhere
+		}
+		body = append(body, p...) // may outgrow the room
+		ok, err := a.commit(head, body, tail)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			inPlace++
+			continue
+		}
+		for _, b := range [][]byte{head, body, tail} {
+			if _, err := a.Write(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := a.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	a.stop()
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Fatalf("%d bytes written, want %d (or they differ)", got.Len(), len(want))
+	}
+	for i, n := range got.n[:len(got.n)-1] {
+		if n != asyncChunk {
+			t.Fatalf("write %d of %d is %d bytes", i, len(got.n), n)
+		}
+	}
+	if inPlace == 0 {
+		t.Error("nothing was committed in place")
+	}
+}

@@ -342,6 +342,24 @@ func (o *outFile) finish() error {
 	return nil
 }
 
+// ResultSpace offers a producer that encodes result bodies room to
+// encode the next one in place, in the data volume's buffer: an empty
+// slice, with room for about size bytes at least, or nil when there is
+// none (no volume yet, a failed writer). A result whose body was appended
+// to it, and did not outgrow it, is then written by Write without a copy;
+// any other body is copied as always. The room is only good until the
+// next call to the Writer: the producer asks again for every result.
+func (w *Writer) ResultSpace(size int) []byte {
+	if w.err != nil || w.closed || w.vol == nil || w.vol.aw == nil {
+		return nil
+	}
+	b := w.vol.aw.space(DataHeaderSize(w.version), 4)
+	if cap(b) < size {
+		return nil
+	}
+	return b
+}
+
 // Write adds one record to the archive. Metadata goes to .meta, results
 // and marks to the current volume, in the order given. After an error the
 // Writer is unusable: call Abort (Close also cleans up).
@@ -890,6 +908,18 @@ func (w *Writer) encodeData(t stream.Timestamp, r *stream.Result) error {
 	n := uint32(DataHeaderSize(w.version) + len(r.Body) + 4)
 	h := appendU32(w.hdr[:0], n)
 	h = AppendTimestamp(h, t, w.version)
+	if w.vol.aw != nil {
+		// Encoded in place (ResultSpace)?
+		tail := appendU32(w.hdr[len(h):len(h)], n)
+		ok, err := w.vol.aw.commit(h, r.Body, tail)
+		if err != nil {
+			return fileErr(w.vol.final, "write", err)
+		}
+		if ok {
+			w.vol.off += int64(n)
+			return nil
+		}
+	}
 	if err := w.vol.write(h); err != nil {
 		return err
 	}

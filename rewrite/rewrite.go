@@ -127,6 +127,7 @@ type Rewriter struct {
 	mark  stream.Mark
 	res   stream.Result
 	buf   []byte // encoded bodies (owned)
+	space ResultSpacer
 	enc   encoder
 	nums  []rules.Num
 	words []uint64 // decode64's
@@ -229,6 +230,18 @@ func (r *Rewriter) Next() bool {
 
 // At implements stream.Iterator.
 func (r *Rewriter) At() stream.Record { return r.cur }
+
+// ResultSpacer is an output that lets results be encoded in place:
+// format.Writer.ResultSpace.
+type ResultSpacer interface {
+	ResultSpace(size int) []byte
+}
+
+// EncodeInto has r encode the bodies of the results it changes in the
+// room out offers, when it offers any (format.Writer.ResultSpace), so that
+// out writes them without a copy. The caller must write each result r
+// hands out before it calls Next again, and nothing else in between.
+func (r *Rewriter) EncodeInto(out ResultSpacer) { r.space = out }
 
 // Err implements stream.Iterator.
 func (r *Rewriter) Err() error { return r.err }
@@ -719,15 +732,26 @@ func (r *Rewriter) rewriteResult(res *stream.Result, t stream.Timestamp) (bool, 
 	r.res.T, r.res.Version = t, res.Version
 	// Never into r.res.Body: after a pass-through it aliases the input's
 	// buffer.
-	if r.buf, err = e.encode(r.buf[:0], res, offs, lay); err != nil {
+	dst, inPlace := r.buf[:0], false
+	if r.space != nil {
+		// Straight into the writer's buffer, when it has room.
+		if sp := r.space.ResultSpace(len(res.Body) + len(res.Body)/4); sp != nil {
+			dst, inPlace = sp, true
+		}
+	}
+	out, err := e.encode(dst, res, offs, lay)
+	if err != nil {
 		return false, fmt.Errorf("result at %s: %w", t, err)
+	}
+	if !inPlace {
+		r.buf = out // maybe grown
 	}
 	if e.unsure && r.checks != nil {
 		if err := r.checks.CheckResult(); err != nil {
 			return false, err
 		}
 	}
-	r.res.Body = r.buf
+	r.res.Body = out
 	return true, nil
 }
 

@@ -279,6 +279,9 @@ func (j *job) run(stdin *os.File, stdout io.Writer) error {
 		return err
 	}
 	defer toolio.AbortOnPanic(sink)
+	if sp, ok := sink.(rewrite.ResultSpacer); ok {
+		rw.EncodeInto(sp) // every result is written before the next Next
+	}
 	for rw.Next() {
 		if err := sink.Write(rw.At()); err != nil {
 			sink.Abort(err)

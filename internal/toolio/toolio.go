@@ -153,6 +153,9 @@ func (s archiveSink) Write(rec stream.Record) error { return s.w.Write(rec) }
 func (s archiveSink) Close() error                  { return s.w.Close() }
 func (s archiveSink) Abort(error)                   { s.w.Abort() }
 
+// ResultSpace is format.Writer.ResultSpace.
+func (s archiveSink) ResultSpace(size int) []byte { return s.w.ResultSpace(size) }
+
 type pipeSink struct{ w *pipe.Writer }
 
 func (s *pipeSink) Write(rec stream.Record) error { return s.w.Write(rec) }
