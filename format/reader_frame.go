@@ -199,7 +199,6 @@ func (rr *recReader) frame(minLen int) (rec []byte, off int64, err error) {
 		// The prefetcher reads ahead and releases behind.
 		if rr.r-rr.kept >= rr.window/4 {
 			rr.pf.tell(rr.r)
-			rr.pf.behind(rr.buf, rr.r, rr.window)
 			rr.kept = rr.r
 		}
 	} else if rr.mapped && rr.r-rr.kept >= rr.window {

@@ -2,7 +2,6 @@ package format
 
 import (
 	"runtime/debug"
-	"sync/atomic"
 
 	"github.com/pcptools/pcptools/format/compress"
 )
@@ -26,16 +25,7 @@ type prefetcher struct {
 	pos  chan int // the reader's offset, latest only
 	stop chan struct{}
 	done chan struct{}
-	// kept: the pages before it are released (by either side: see
-	// behind).
-	kept atomic.Int64
 }
-
-// prefetchLag is how far the reader may get past the pages the
-// prefetcher has released before it releases them itself: the
-// prefetcher's goroutine may not run for a while on a busy machine, and
-// the memory held must stay flat in the volume's length.
-const prefetchLag = 4 << 20
 
 // startPrefetch reads the mapping b ahead of offset off, and releases the
 // pages more than window bytes behind the offsets tell gives it.
@@ -54,14 +44,19 @@ func (p *prefetcher) run(b []byte, off, window int) {
 	// reader to meet the fault itself (see toolio.GuardFaults).
 	debug.SetPanicOnFault(true)
 	defer endOnFault()
+	page := compress.PageSize
 	read := off // read up to here
+	kept := 0   // pages before this are released
 	var x byte
 	for r := off; ; {
 		for to := min(len(b), r+prefetchAhead); read < to; read += 64 {
 			x += b[read]
 		}
 		prefetchSink = x
-		release(b, &p.kept, r-window)
+		if to := (r - window) &^ (page - 1); to > kept {
+			compress.Release(b[kept:to])
+			kept = to
+		}
 		select {
 		case r = <-p.pos:
 		case <-p.stop:
@@ -81,31 +76,6 @@ func (p *prefetcher) tell(off int) {
 		select {
 		case <-p.pos: // a stale offset, not yet taken
 		default:
-		}
-	}
-}
-
-// behind is for the reader at offset r of b: if the prefetcher has fallen
-// far behind it, the reader releases the pages behind itself.
-func (p *prefetcher) behind(b []byte, r, window int) {
-	if int64(r)-p.kept.Load() > prefetchLag {
-		release(b, &p.kept, r-window)
-	}
-}
-
-// release lets go of the pages of b from *kept to offset to, and moves
-// *kept there. Either side may run it: the range is claimed first, so
-// each page is released once.
-func release(b []byte, kept *atomic.Int64, to int) {
-	to &^= compress.PageSize - 1
-	for {
-		from := kept.Load()
-		if int64(to) <= from {
-			return
-		}
-		if kept.CompareAndSwap(from, int64(to)) {
-			compress.Release(b[from:to])
-			return
 		}
 	}
 }
