@@ -204,12 +204,22 @@ func (rr *recReader) frame(minLen int) (rec []byte, off int64, err error) {
 	} else if rr.mapped && rr.r-rr.kept >= rr.window {
 		// Let go of the pages behind this record (they stay in the
 		// page cache; only this process's hold on them goes).
-		to := rr.r &^ (compress.PageSize - 1)
-		compress.Release(rr.buf[rr.kept:to])
-		rr.kept = to
+		rr.kept = releaseBefore(rr.buf, rr.kept, rr.r)
 	}
 	rec = rr.buf[rr.r : rr.r+int(n)]
 	rr.r += int(n)
 	rr.off += int64(n)
 	return rec, off, nil
+}
+
+// releaseBefore releases the pages of the mapping b from offset kept (a
+// page boundary) up to the page that holds offset to, and returns where
+// the released pages now end.
+func releaseBefore(b []byte, kept, to int) int {
+	to &^= compress.PageSize - 1
+	if to <= kept {
+		return kept
+	}
+	compress.Release(b[kept:to])
+	return to
 }

@@ -2,8 +2,6 @@ package format
 
 import (
 	"runtime/debug"
-
-	"github.com/pcptools/pcptools/format/compress"
 )
 
 // Prefetching. When the reader leaves its checks to its consumer
@@ -44,7 +42,6 @@ func (p *prefetcher) run(b []byte, off, window int) {
 	// reader to meet the fault itself (see toolio.GuardFaults).
 	debug.SetPanicOnFault(true)
 	defer endOnFault()
-	page := compress.PageSize
 	read := off // read up to here
 	kept := 0   // pages before this are released
 	var x byte
@@ -53,10 +50,7 @@ func (p *prefetcher) run(b []byte, off, window int) {
 			x += b[read]
 		}
 		prefetchSink = x
-		if to := (r - window) &^ (page - 1); to > kept {
-			compress.Release(b[kept:to])
-			kept = to
-		}
+		kept = releaseBefore(b, kept, r-window)
 		select {
 		case r = <-p.pos:
 		case <-p.stop:
