@@ -91,6 +91,9 @@ type Options struct {
 	// on after (unknown metric names, undecodable event records); nil
 	// discards it.
 	Warn io.Writer
+	// Prog names the tool in those messages (default "pmdumplog", as
+	// PCP's QA expects them; pcpcat gives its own name).
+	Prog string
 }
 
 // normalize applies pmdumplog's implications between flags.
@@ -137,6 +140,7 @@ type dumper struct {
 	meta  *pcpMeta
 	start stream.Timestamp // label start, for -xx offsets
 	warn  io.Writer
+	prog  string // the name warnings go out under
 
 	metrics map[stream.PMID]*metricInfo
 	tcache  timeCache
@@ -155,6 +159,10 @@ func dumpArchive(w io.Writer, a archive, opts Options) error {
 	}
 	if d.warn == nil {
 		d.warn = io.Discard
+	}
+	d.prog = opts.Prog
+	if d.prog == "" {
+		d.prog = "pmdumplog"
 	}
 	d.vers = d.lab.Version
 	d.prec = pcptime.PrecisionFor(d.vers)
@@ -253,7 +261,7 @@ func (d *dumper) lookupMetrics() ([]stream.PMID, error) {
 	for _, name := range d.opts.Metrics {
 		ps, ok := d.meta.ns.lookup(name)
 		if !ok {
-			fmt.Fprintf(d.warn, "pmdumplog: pmLookupName(%s): Unknown metric name\n", name)
+			fmt.Fprintf(d.warn, "%s: pmLookupName(%s): Unknown metric name\n", d.prog, name)
 			continue
 		}
 		pmids = append(pmids, ps...)

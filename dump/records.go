@@ -616,13 +616,13 @@ func (d *dumper) dumpEvent(t stream.Timestamp, mi *metricInfo, vs *stream.VSet, 
 	if vs.ValFmt == stream.ValInsitu || err != nil || !checkEvents(v.Payload, v.VType, highres) {
 		// libpcp reports the damage on stderr and pmdumplog leaves the
 		// line unfinished.
-		fmt.Fprintf(d.warn, "pmdumplog: cannot unpack event records of metric %s\n", appendPMID(nil, vs.PMID))
+		fmt.Fprintf(d.warn, "%s: cannot unpack event records of metric %s\n", d.prog, appendPMID(nil, vs.PMID))
 		d.b = b
 		return
 	}
 	recs, ok := unpackEvents(v.Payload, highres)
 	if !ok {
-		fmt.Fprintf(d.warn, "pmdumplog: cannot unpack event records of metric %s\n", appendPMID(nil, vs.PMID))
+		fmt.Fprintf(d.warn, "%s: cannot unpack event records of metric %s\n", d.prog, appendPMID(nil, vs.PMID))
 		d.b = b
 		return
 	}

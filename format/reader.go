@@ -87,6 +87,8 @@ type Archive struct {
 	indexOK  bool // index loaded and consistent enough to seek with
 	indexErr error
 	indexRan bool
+	statOnce sync.Once
+	stat     os.FileInfo // of the .meta file, for SameAs
 }
 
 // Label returns the archive label, as found in the .meta file (Vol is -1).
@@ -166,7 +168,7 @@ func Open(name string, opts ...Option) (*Archive, error) {
 		for i, b := range bases {
 			names[i] = filepath.Base(b)
 		}
-		return nil, fmt.Errorf("%s: directory holds %d archives (%s): name one, or use OpenDir", name, len(bases), strings.Join(names, ", "))
+		return nil, fmt.Errorf("%s: directory holds %d archives (%s): name one of them", name, len(bases), strings.Join(names, ", "))
 	}
 	base, err := resolveBase(name)
 	if err != nil {
@@ -286,7 +288,7 @@ func openBase(base string, o *readerOptions) (*Archive, error) {
 	if scan == "" {
 		scan = "."
 	}
-	ents, err := os.ReadDir(scan)
+	ents, err := filesOf(scan, file+".")
 	if err != nil {
 		return nil, fmt.Errorf("archive %s: %w", base, err)
 	}
@@ -303,15 +305,12 @@ func openBase(base string, o *readerOptions) (*Archive, error) {
 		}
 	}
 	for _, e := range ents {
-		if e.IsDir() {
-			continue
-		}
-		n, suf := compress.SplitSuffix(e.Name())
+		n, suf := compress.SplitSuffix(e)
 		rest, ok := strings.CutPrefix(n, file+".")
 		if !ok {
 			continue
 		}
-		c := rdCandidate{path: dir + e.Name(), rank: suffixRank(suf)}
+		c := rdCandidate{path: dir + e, rank: suffixRank(suf)}
 		switch {
 		case rest == "meta":
 			choose("the metadata file", &meta, c)
@@ -373,6 +372,34 @@ func openBase(base string, o *readerOptions) (*Archive, error) {
 		}
 	}
 	return a, nil
+}
+
+// filesOf lists the names in dir that start with prefix and are not
+// directories, sorted. A directory of thousands of archives is listed
+// once for each archive opened: only the few names that match are
+// sorted and looked at (os.ReadDir would sort them all).
+func filesOf(dir, prefix string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range names {
+		if !strings.HasPrefix(n, prefix) {
+			continue
+		}
+		if st, err := os.Lstat(filepath.Join(dir, n)); err != nil || st.IsDir() {
+			continue
+		}
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // agree checks that the label of another file of the archive matches the
@@ -454,4 +481,31 @@ func readLabel(r io.Reader, path string, vol int32) (stream.Label, error) {
 		return l, &FormatError{File: path, Offset: off, Msg: fmt.Sprintf("label volume field is %d, expected %d for this file", l.Vol, vol)}
 	}
 	return l, nil
+}
+
+// SameAs reports whether a and b are the same archive on disk: their .meta
+// files are one file (the same path, a link, or another name of the same
+// file). A shell glob such as `20261122.*` names each archive by its .0,
+// .meta and .index, and one archive must never be read as three.
+func (a *Archive) SameAs(b *Archive) bool {
+	if a.metaPath == b.metaPath {
+		return true
+	}
+	sa, sb := a.metaStat(), b.metaStat()
+	if sa == nil || sb == nil {
+		return false
+	}
+	return os.SameFile(sa, sb)
+}
+
+// metaStat returns the .meta file's os.Stat, taken once: a tool checks
+// each of thousands of inputs against every one before it (nil when the
+// file cannot be found).
+func (a *Archive) metaStat() os.FileInfo {
+	a.statOnce.Do(func() {
+		if st, err := os.Stat(a.metaPath); err == nil {
+			a.stat = st
+		}
+	})
+	return a.stat
 }

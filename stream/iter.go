@@ -247,3 +247,35 @@ func (m *merger) Err() error { return m.err }
 // Sourcer is implemented by iterators that can say which input the current
 // record came from (Merge's result does).
 type Sourcer interface{ Source() int }
+
+// Prepend returns an iterator that yields rec and then the records of it.
+// A consumer that must look at the head of a stream (its label, to parse a
+// time window against it) reads that record, then hands the whole stream
+// on; rec must stay valid (clone it with CloneRecord when it came from
+// it.At()).
+func Prepend(rec Record, it Iterator) Iterator { return &prepended{head: rec, rest: it} }
+
+type prepended struct {
+	head  Record
+	rest  Iterator
+	state int // 0 before the head, 1 at it, 2 in the rest
+}
+
+func (p *prepended) Next() bool {
+	if p.state == 0 {
+		p.state = 1
+		return true
+	}
+	p.state = 2
+	p.head = nil
+	return p.rest.Next()
+}
+
+func (p *prepended) At() Record {
+	if p.state == 1 {
+		return p.head
+	}
+	return p.rest.At()
+}
+
+func (p *prepended) Err() error { return p.rest.Err() }

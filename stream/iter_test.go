@@ -464,3 +464,15 @@ func benchMerge(b *testing.B, k, run int) {
 func BenchmarkMerge2Interleaved(b *testing.B) { benchMerge(b, 2, 1) }
 func BenchmarkMerge8Interleaved(b *testing.B) { benchMerge(b, 8, 1) }
 func BenchmarkMerge8Runs(b *testing.B)        { benchMerge(b, 8, 64) }
+
+func TestPrepend(t *testing.T) {
+	l := &stream.Label{Version: 3, Hostname: "h"}
+	rest := stream.FromSlice([]stream.Record{&stream.Mark{T: stream.Timestamp{Sec: 1}}, &stream.Mark{T: stream.Timestamp{Sec: 2}}})
+	got, err := stream.Collect(stream.Prepend(l, rest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].(*stream.Label).Hostname != "h" || got[2].(*stream.Mark).T.Sec != 2 {
+		t.Fatalf("Prepend gave %#v", got)
+	}
+}

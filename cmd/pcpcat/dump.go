@@ -10,6 +10,7 @@ import (
 	"github.com/pcptools/pcptools/dump"
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/toolio"
+	"github.com/pcptools/pcptools/pcptime"
 )
 
 type views struct {
@@ -44,12 +45,12 @@ func viewOptions(c *cli.Context, xcount int, metrics []string) views {
 // pmdumplog has it.
 func dumpArchives(c *cli.Context, names []string, v views, stdin *os.File, stdout, stderr io.Writer) error {
 	if v.json && v.csv {
-		return usageError{"--json and --csv: choose one"}
+		return toolio.UsageError{Msg: "--json and --csv: choose one"}
 	}
 	if v.ArchiveZone && v.Zone != "" {
-		return usageError{"-z and -Z are mutually exclusive"}
+		return toolio.UsageError{Msg: "-z and -Z are mutually exclusive"}
 	}
-	v.Warn = stderr
+	v.Warn, v.Prog = stderr, "pcpcat"
 	var a *format.Archive
 	if len(names) == 1 {
 		var err error
@@ -78,13 +79,20 @@ func dumpArchives(c *cli.Context, names []string, v views, stdin *os.File, stdou
 
 // check runs the integrity checks on each archive; any warning or error
 // makes the exit status 1.
-func check(c *cli.Context, names []string, stdout io.Writer) error {
+func check(c *cli.Context, names []string, stdout, stderr io.Writer) error {
 	if len(names) == 0 {
-		return usageError{"--check needs one or more archives"}
+		return toolio.UsageError{Msg: "--check needs one or more archives"}
+	}
+	if c.Bool("z") && c.String("Z") != "" {
+		return toolio.UsageError{Msg: "-z and -Z are mutually exclusive"}
 	}
 	bad := 0
 	for _, n := range names {
-		findings, err := format.Check(n, format.CheckOptions{NoWrap: c.Bool("w")})
+		opts := format.CheckOptions{NoWrap: c.Bool("w")}
+		if err := checkWindow(c, n, &opts, stderr); err != nil {
+			return err
+		}
+		findings, err := format.Check(n, opts)
 		if err != nil {
 			return err
 		}
@@ -97,6 +105,46 @@ func check(c *cli.Context, names []string, stdout io.Writer) error {
 	}
 	if bad > 0 {
 		return fmt.Errorf("--check: %d of %d archives have problems", bad, len(names))
+	}
+	return nil
+}
+
+// checkWindow sets the clock of the messages (-z, -Z) and the window of
+// records the checks look at (-S, -T), as pmlogcheck takes them: in PCP's
+// time syntax, against the archive's own bounds.
+func checkWindow(c *cli.Context, name string, opts *format.CheckOptions, stderr io.Writer) error {
+	if !c.Bool("z") && c.String("Z") == "" && c.String("S") == "" && c.String("T") == "" {
+		return nil
+	}
+	a, err := format.Open(name, format.WithWarn(func(error) {}))
+	if err != nil {
+		return err
+	}
+	lab := a.Label()
+	loc, err := pcptime.ChooseZone(c.Bool("z"), c.String("Z"), lab.Timezone, lab.Zoneinfo)
+	if err != nil {
+		return toolio.UsageError{Msg: err.Error()}
+	}
+	opts.Location = loc
+	if c.String("S") == "" && c.String("T") == "" {
+		return nil
+	}
+	end, ok, err := a.End()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		end = lab.Start
+	}
+	w, err := pcptime.ParseWindow(c.String("S"), c.String("T"), "", "", lab.Start, end, loc)
+	if err != nil {
+		return toolio.UsageError{Msg: fmt.Sprintf("invalid time window: %v", err)}
+	}
+	if c.String("S") != "" {
+		opts.Start = &w.Start
+	}
+	if c.String("T") != "" {
+		opts.End = &w.End
 	}
 	return nil
 }

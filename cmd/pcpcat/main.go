@@ -6,11 +6,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -20,81 +20,54 @@ import (
 	"github.com/pcptools/pcptools/stream/pipe"
 )
 
-func main() {
-	stop := toolio.ProfileFromEnv()
-	code := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { toolio.Main(run) }
 
-// valued lists the flags that take a value, for toolio.Permute.
-var valued = map[string]bool{"o": true, "output": true, "V": true, "Z": true, "S": true, "T": true,
-	"start": true, "finish": true, "volume-records": true, "volume-size": true}
+// opts are pcpcat's options: the output, pmdumplog's views, the checks.
+var opts = toolio.Opts{
+	toolio.OptOutput,
+	toolio.OptVersion,
+	toolio.OptZstd,
+	toolio.OptNoSync,
+	{Name: "volume-records", Value: "N", Kind: toolio.Int, Usage: "start a new volume every `N` records"},
+	{Name: "volume-size", Value: "SIZE", Usage: "start a new volume before `SIZE` bytes (e.g. 100MiB)"},
+	{Name: "check", Usage: "check archive integrity like pmlogcheck; exit 1 if anything is wrong"},
+	{Name: "w", Usage: "with --check: do not report counter wraps"},
+	{Name: "json", Usage: "dump one JSON object per record"},
+	{Name: "csv", Usage: "dump one CSV row per sample: time, metric, instance, value"},
+	{Name: "a", Usage: "dump everything (-d -i -L -m -s -t)"},
+	{Name: "d", Usage: "dump metric descriptors"},
+	{Name: "e", Usage: "dump label sets"},
+	{Name: "h", Usage: "dump help text"},
+	{Name: "i", Usage: "dump instance domains"},
+	{Name: "I", Usage: "dump instance domain records as on disk (deltas)"},
+	{Name: "l", Usage: "dump the archive label"},
+	{Name: "L", Usage: "dump the archive label, verbosely"},
+	{Name: "m", Usage: "dump metric values (the default view at a terminal or with metric names)"},
+	{Name: "M", Usage: "show <mark> records even when metric names are given"},
+	{Name: "r", Usage: "dump records in reverse order"},
+	{Name: "s", Usage: "show record sizes"},
+	{Name: "t", Usage: "dump the temporal index"},
+	{Name: "x", Kind: toolio.Count, Usage: "show dates (-xx: and offsets; -xxx: and epoch seconds)"},
+	toolio.OptZ,
+	toolio.OptZone,
+	toolio.OptStart,
+	toolio.OptFinish,
+}
 
 func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	toolio.GuardFaults()
 	defer toolio.CatchPanic("pcpcat", stderr, &status)
-	cli.HelpFlag = &cli.BoolFlag{Name: "help", Usage: "show help"}
-	var xcount int
-	app := &cli.App{
-		Name:                   "pcpcat",
-		Usage:                  "read, convert, dump and check PCP archives; the head of a pcp* pipeline",
-		UsageText:              "pcpcat [options] [archive ...] [metricname ...]\n   pcpcat A B | pcprewrite ... | pcpextract -o OUT\n   pcpcat A -o OUT [-V 3] [--zstd]\n   pcpcat -a A          (pmdumplog's views: -a -d -e -h -i -I -l -L -m -M -s -t -x -z -Z -S -T)\n   pcpcat --check A",
-		HideVersion:            true,
-		HideHelpCommand:        true,
-		UseShortOptionHandling: true,
-		Reader:                 stdin,
-		Writer:                 stdout,
-		ErrWriter:              stderr,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "write an archive with base name `PREFIX`"},
-			&cli.IntFlag{Name: "V", Usage: "output archive `version` (2 or 3; default: the input's)"},
-			&cli.BoolFlag{Name: "zstd", Usage: "write data volumes as seekable zstd (.N.zst; PCP reads them from 6.3.2)"},
-			&cli.BoolFlag{Name: "no-sync", Usage: toolio.NoSyncUsage},
-			&cli.IntFlag{Name: "volume-records", Usage: "start a new volume every `N` records"},
-			&cli.StringFlag{Name: "volume-size", Usage: "start a new volume before `SIZE` bytes (e.g. 100MiB)"},
-			&cli.BoolFlag{Name: "check", Usage: "check archive integrity like pmlogcheck; exit 1 if anything is wrong"},
-			&cli.BoolFlag{Name: "w", Usage: "with --check: do not report counter wraps"},
-			&cli.BoolFlag{Name: "json", Usage: "dump one JSON object per record"},
-			&cli.BoolFlag{Name: "csv", Usage: "dump one CSV row per sample: time, metric, instance, value"},
-			&cli.BoolFlag{Name: "a", Usage: "dump everything (-d -i -L -m -s -t)"},
-			&cli.BoolFlag{Name: "d", Usage: "dump metric descriptors"},
-			&cli.BoolFlag{Name: "e", Usage: "dump label sets"},
-			&cli.BoolFlag{Name: "h", Usage: "dump help text"},
-			&cli.BoolFlag{Name: "i", Usage: "dump instance domains"},
-			&cli.BoolFlag{Name: "I", Usage: "dump instance domain records as on disk (deltas)"},
-			&cli.BoolFlag{Name: "l", Usage: "dump the archive label"},
-			&cli.BoolFlag{Name: "L", Usage: "dump the archive label, verbosely"},
-			&cli.BoolFlag{Name: "m", Usage: "dump metric values (the default view)"},
-			&cli.BoolFlag{Name: "M", Usage: "show <mark> records even when metric names are given"},
-			&cli.BoolFlag{Name: "r", Usage: "dump records in reverse order"},
-			&cli.BoolFlag{Name: "s", Usage: "show record sizes"},
-			&cli.BoolFlag{Name: "t", Usage: "dump the temporal index"},
-			&cli.BoolFlag{Name: "x", Count: &xcount, Usage: "show dates (-xx: and offsets; -xxx: and epoch seconds)"},
-			&cli.BoolFlag{Name: "z", Usage: "use the archive's timezone"},
-			&cli.StringFlag{Name: "Z", Usage: "use timezone `TZ`"},
-			&cli.StringFlag{Name: "S", Aliases: []string{"start"}, Usage: "start of the time window (PCP time syntax)"},
-			&cli.StringFlag{Name: "T", Aliases: []string{"finish"}, Usage: "end of the time window (PCP time syntax)"},
-		},
+	app := toolio.App{
+		Name:      "pcpcat",
+		Usage:     "read, convert, dump and check PCP archives; the head of a pcp* pipeline",
+		UsageText: "pcpcat [options] [archive ...] [metricname ...]\n   pcpcat A B | pcprewrite ... | pcpextract -o OUT\n   pcpcat A -o OUT [-V 3] [--zstd]\n   pcpcat -a A          (pmdumplog's views: -a -d -e -h -i -I -l -L -m -M -s -t -x -z -Z -S -T)\n   pcpcat --check A",
+		Opts:      opts,
 		Action: func(c *cli.Context) error {
-			return action(c, xcount, stdin, stdout, stderr)
+			return action(c, c.Count("x"), stdin, stdout, stderr)
 		},
 	}
-	if err := app.Run(toolio.Permute(args, valued)); err != nil {
-		var ue usageError
-		if errors.As(err, &ue) || strings.Contains(err.Error(), "flag provided but not defined") {
-			fmt.Fprintf(stderr, "pcpcat: %v\nTry 'pcpcat --help'.\n", err)
-			return toolio.ExitUsage
-		}
-		fmt.Fprintf(stderr, "pcpcat: %v\n", err)
-		return toolio.ExitFailed
-	}
-	return toolio.ExitOK
+	return toolio.Exit("pcpcat", app.Run(args, stdin, stdout, stderr), stderr)
 }
-
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
 
 // splitArgs separates archive names from metric names: an argument that
 // names an existing archive (a base name, one of its files, or a
@@ -104,7 +77,7 @@ func splitArgs(args []string) (archives, metrics []string, err error) {
 	for i, a := range args {
 		if isArchive(a) {
 			if len(metrics) > 0 {
-				return nil, nil, usageError{fmt.Sprintf("archive %q after metric names: name the archives first", a)}
+				return nil, nil, toolio.UsageError{Msg: fmt.Sprintf("archive %q after metric names: name the archives first", a)}
 			}
 			archives = append(archives, a)
 			continue
@@ -135,21 +108,35 @@ func warner(stderr io.Writer) func(error) {
 }
 
 func action(c *cli.Context, xcount int, stdin *os.File, stdout, stderr io.Writer) error {
-	archives, metrics, err := splitArgs(c.Args().Slice())
-	if err != nil {
-		return err
+	args := c.Args().Slice()
+	var archives, metrics []string
+	if len(args) > 0 && args[0] == "-" {
+		// "-" is standard input; metric names may follow.
+		metrics = args[1:]
+	} else {
+		if slices.Contains(args, "-") {
+			_, err := toolio.StdioInputs(args)
+			return toolio.UsageError{Msg: err.Error()}
+		}
+		var err error
+		if archives, metrics, err = splitArgs(args); err != nil {
+			return err
+		}
 	}
 	if c.Bool("check") {
-		return check(c, archives, stdout)
+		return check(c, archives, stdout, stderr)
 	}
+	out := toolio.StdioOutput(c.String("o"))
 	views := viewOptions(c, xcount, metrics)
 	dumping := views.any() || c.Bool("json") || c.Bool("csv")
-	if len(metrics) > 0 && !dumping {
-		return usageError{"metric names select what a dump shows: add a view (-m, -a, --json, ...) or use pcpextract to select metrics"}
+	if !dumping && out == "" && (len(metrics) > 0 || isTerminal(stdout)) {
+		// -m is the default view: for metric names, and for a person at
+		// a terminal, where the binary stream would be no use.
+		views.Values, dumping = true, true
 	}
 	if dumping {
-		if c.String("o") != "" {
-			return usageError{"-o writes an archive; it does not go with a dump view"}
+		if out != "" {
+			return toolio.UsageError{Msg: "-o writes an archive; it does not go with a dump view"}
 		}
 		return dumpArchives(c, archives, views, stdin, stdout, stderr)
 	}
@@ -157,7 +144,12 @@ func action(c *cli.Context, xcount int, stdin *os.File, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	return copyArchives(archives, c.String("o"), opts, stdin, stdout, stderr)
+	return copyArchives(archives, out, opts, stdin, stdout, stderr)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && pipe.IsTerminal(f)
 }
 
 func writerOptions(c *cli.Context, stderr io.Writer) (format.WriterOptions, error) {
@@ -166,12 +158,12 @@ func writerOptions(c *cli.Context, stderr io.Writer) (format.WriterOptions, erro
 	// replaces them.
 	o.KeepVolumes = o.VolumeRecords == 0 && c.String("volume-size") == ""
 	if o.Version != 0 && o.Version != 2 && o.Version != 3 {
-		return o, usageError{fmt.Sprintf("-V %d: the archive version must be 2 or 3", o.Version)}
+		return o, toolio.UsageError{Msg: fmt.Sprintf("-V %d: the archive version must be 2 or 3", o.Version)}
 	}
 	if s := c.String("volume-size"); s != "" {
 		n, err := toolio.ParseSize(s)
 		if err != nil {
-			return o, usageError{"--volume-size: " + err.Error()}
+			return o, toolio.UsageError{Msg: "--volume-size: " + err.Error()}
 		}
 		o.VolumeBytes = n
 	}
@@ -179,9 +171,6 @@ func writerOptions(c *cli.Context, stderr io.Writer) (format.WriterOptions, erro
 }
 
 func copyArchives(names []string, out string, opts format.WriterOptions, stdin *os.File, stdout, stderr io.Writer) error {
-	if f, ok := stdout.(*os.File); out == "" && ok && pipe.IsTerminal(f) {
-		return toolio.ErrTerminal // before opening anything
-	}
 	var ropts []format.RecordsOption
 	if out != "" {
 		// A copy does next to nothing per record, and the writer has a

@@ -9,9 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,20 +25,31 @@ import (
 	"github.com/pcptools/pcptools/stream/pipe"
 )
 
-func main() {
-	stop := toolio.ProfileFromEnv()
-	code := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+func main() { toolio.Main(run) }
+
+// opts are pmlogextract's options, and ours (Native) beside them.
+var opts = toolio.Opts{
+	{Name: "c", Aliases: []string{"config"}, Value: "FILE", Usage: "extract only the metrics (and instances) listed in `FILE`"},
+	toolio.OptDebug,
+	{Name: "d", Aliases: []string{"desperate"}, Usage: "keep the output written so far when something fails"},
+	{Name: "f", Aliases: []string{"first"}, Usage: "take the output timezone from the first input, not the last"},
+	{Name: "m", Aliases: []string{"mark"}, Usage: "always put a <mark> between inputs"},
+	toolio.OptStart,
+	{Name: "s", Aliases: []string{"samples"}, Value: "N", Kind: toolio.Int, Usage: "stop after `N` records"},
+	toolio.OptFinish,
+	toolio.OptVersion,
+	toolio.OptVolumes,
+	{Name: "w", Usage: "repeat the -S..-T window (within one day) every day"},
+	{Name: "x", Usage: "leave out metrics whose metadata differs between inputs, with a warning, instead of failing"},
+	toolio.OptZ,
+	toolio.OptZone,
+	toolio.OptOutput,
+	toolio.OptFolio,
+	toolio.OptJobs,
+	toolio.OptZstd,
+	toolio.OptNoSync,
+	{Name: "no-carry", Native: true, Usage: "with -S, do not carry the values of discrete metrics logged before the window to its start"},
 }
-
-var valued = map[string]bool{"o": true, "output": true, "c": true, "config": true, "S": true, "start": true,
-	"T": true, "finish": true, "s": true, "samples": true, "v": true, "volsamples": true, "V": true,
-	"outputversion": true, "Z": true, "timezone": true, "j": true, "jobs": true}
-
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
 
 func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	prog := "pcpextract"
@@ -48,70 +59,21 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	}
 	toolio.GuardFaults()
 	defer toolio.CatchPanic(prog, stderr, &status)
-	cli.HelpFlag = &cli.BoolFlag{Name: "help", Aliases: []string{"?"}, Usage: "show help"}
 	usage := "pcpextract [options] [archive ...] [-o OUT]\n   pcpcat A | pcpextract -S @10:00 -T @11:00 -o OUT\n   pcpextract --folio F ... -o DIR     (or directories of per-host archives)"
 	if compat {
 		usage = "pmlogextract [-dfmwxz] [-c configfile] [-S start] [-s samples] [-T finish] [-V version] [-v volsamples] [-Z tz] input [...] output"
 	}
-	flags := []cli.Flag{
-		&cli.StringFlag{Name: "c", Aliases: []string{"config"}, Usage: "extract only the metrics (and instances) listed in `FILE`"},
-		&cli.BoolFlag{Name: "d", Aliases: []string{"desperate"}, Usage: "keep the output written so far when something fails"},
-		&cli.BoolFlag{Name: "f", Aliases: []string{"first"}, Usage: "take the output timezone from the first input, not the last"},
-		&cli.BoolFlag{Name: "m", Aliases: []string{"mark"}, Usage: "always put a <mark> between inputs"},
-		&cli.StringFlag{Name: "S", Aliases: []string{"start"}, Usage: "start of the time window (PCP time syntax)"},
-		&cli.StringFlag{Name: "T", Aliases: []string{"finish"}, Usage: "end of the time window (PCP time syntax)"},
-		&cli.IntFlag{Name: "s", Aliases: []string{"samples"}, Usage: "stop after `N` records"},
-		&cli.StringFlag{Name: "v", Aliases: []string{"volsamples"}, Usage: "start a new volume every `N` records, or before a size such as 100MiB"},
-		&cli.IntFlag{Name: "V", Aliases: []string{"outputversion"}, Usage: "output archive `version` (2 or 3; default: the highest input version)"},
-		&cli.BoolFlag{Name: "w", Usage: "repeat the -S..-T window (within one day) every day"},
-		&cli.BoolFlag{Name: "x", Usage: "leave out metrics whose metadata differs between inputs, with a warning, instead of failing"},
-		&cli.BoolFlag{Name: "z", Usage: "read -S and -T in the archive's timezone"},
-		&cli.StringFlag{Name: "Z", Aliases: []string{"timezone"}, Usage: "read -S and -T in timezone `TZ`"},
-		&cli.StringFlag{Name: "D", Usage: "PCP debug flags (accepted and ignored)", Hidden: true},
-	}
-	if !compat {
-		flags = append(flags,
-			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "write an archive with base name `PREFIX` (or, with --folio, into directory DIR)"},
-			&cli.BoolFlag{Name: "folio", Usage: "the arguments are archive folios or directories of archives of several hosts: merge each host's archives into OUT/<host>/"},
-			&cli.IntFlag{Name: "j", Aliases: []string{"jobs"}, Usage: "with --folio, merge at most `N` hosts at once (default: the number of CPUs)"},
-			&cli.BoolFlag{Name: "zstd", Usage: "write data volumes as seekable zstd (.N.zst; PCP reads them from 6.3.2)"},
-			&cli.BoolFlag{Name: "no-sync", Usage: toolio.NoSyncUsage},
-			&cli.BoolFlag{Name: "no-carry", Usage: "with -S, do not carry the values of discrete metrics logged before the window to its start"},
-		)
-	}
-	app := &cli.App{
-		Name:                   prog,
-		Usage:                  "merge, window and select PCP archives (pmlogextract)",
-		UsageText:              usage,
-		HideVersion:            true,
-		HideHelpCommand:        true,
-		UseShortOptionHandling: true,
-		Reader:                 stdin,
-		Writer:                 stdout,
-		ErrWriter:              stderr,
-		Flags:                  flags,
+	app := toolio.App{
+		Name:      prog,
+		Usage:     "merge, window and select PCP archives (pmlogextract)",
+		UsageText: usage,
+		Opts:      opts,
+		Compat:    compat,
 		Action: func(c *cli.Context) error {
 			return action(c, prog, compat, stdin, stdout, stderr)
 		},
 	}
-	if compat {
-		// PCP's getopt: option values may follow their letter directly.
-		args = toolio.SplitGetopt(args, "c:D:dfmS:s:T:V:v:wxzZ:?")
-	}
-	if err := app.Run(toolio.Permute(args, valued)); err != nil {
-		var ue usageError
-		if errors.As(err, &ue) || strings.Contains(err.Error(), "flag provided but not defined") || strings.Contains(err.Error(), "invalid value") {
-			fmt.Fprintf(stderr, "%s: %v\nTry '%s --help'.\n", prog, err, prog)
-			return toolio.ExitUsage
-		}
-		var fe folioFailed
-		if errors.As(err, &fe) {
-			return toolio.ExitFailed
-		}
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return toolio.ExitFailed
-	}
-	return toolio.ExitOK
+	return toolio.Exit(prog, app.Run(args, stdin, stdout, stderr), stderr)
 }
 
 // job is one merge: inputs to an output.
@@ -142,42 +104,32 @@ type settings struct {
 }
 
 func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, stderr io.Writer) error {
-	s := &settings{prog: prog, compat: compat, stderr: stderr, noteOut: stdout}
+	// pmlogextract prints its timezone note on standard output, and
+	// scripts see it there; pcpextract's standard output may carry the
+	// record stream, which nothing else may enter.
+	s := &settings{prog: prog, compat: compat, stderr: stderr, noteOut: stderr}
+	if compat {
+		s.noteOut = stdout
+	}
 	s.start, s.finish = c.String("S"), c.String("T")
 	s.zone, s.tz = c.Bool("z"), c.String("Z")
 	if s.zone && s.tz != "" {
-		return usageError{"-z and -Z are mutually exclusive"}
+		return toolio.UsageError{Msg: "-z and -Z are mutually exclusive"}
 	}
 	s.opts = extract.Options{Samples: c.Int("s"), AlwaysMark: c.Bool("m"), SkipConflicts: c.Bool("x"),
 		FirstTZ: c.Bool("f"), Version: c.Int("V"), Daily: c.Bool("w")}
 	if c.IsSet("s") && s.opts.Samples <= 0 {
-		return usageError{fmt.Sprintf("-s %d: the number of samples must be positive", c.Int("s"))}
-	}
-	if v := s.opts.Version; v != 0 && v != 2 && v != 3 {
-		return usageError{fmt.Sprintf("-V %d: the archive version must be 2 or 3", v)}
+		return toolio.Usagef("-s %d: the number of samples must be positive", c.Int("s"))
 	}
 	s.desp = c.Bool("d")
-	s.wopts = format.WriterOptions{Version: s.opts.Version, StartAtFirstRecord: true, DeltaInDoms: true, IndexRepeats: true}
+	s.wopts = format.WriterOptions{StartAtFirstRecord: true, DeltaInDoms: true, IndexRepeats: true}
+	if err := toolio.WriterFlags(c, &s.wopts); err != nil {
+		return err
+	}
 	if !compat {
-		s.wopts.Zstd = c.Bool("zstd")
-		s.wopts.NoSync = c.Bool("no-sync")
 		// pmlogextract loses what was logged once before -S; under its
 		// own name pcpextract carries it to the window's start.
 		s.opts.CarryDiscrete = !c.Bool("no-carry")
-	}
-	if v := c.String("v"); v != "" {
-		if n, err := strconv.Atoi(v); err == nil {
-			if n <= 0 {
-				return usageError{fmt.Sprintf("-v %s: the number of records per volume must be positive", v)}
-			}
-			s.wopts.VolumeRecords = n
-		} else {
-			n, err := toolio.ParseSize(v)
-			if err != nil {
-				return usageError{fmt.Sprintf("-v %s: neither a number of records nor a size (%v)", v, err)}
-			}
-			s.wopts.VolumeBytes = n
-		}
 	}
 	if f := c.String("c"); f != "" {
 		specs, err := extract.ReadConfig(f)
@@ -189,20 +141,24 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 	args := c.Args().Slice()
 	if compat {
 		if len(args) < 2 {
-			return usageError{"name at least one input archive and the output archive (last)"}
+			return toolio.UsageError{Msg: "name at least one input archive and the output archive (last)"}
 		}
 		s.warnPref = prog
 		return s.merge(job{inputs: args[:len(args)-1], out: args[len(args)-1]})
 	}
-	out := c.String("o")
+	out := toolio.StdioOutput(c.String("o"))
 	if c.Bool("folio") {
 		if out == "" {
-			return usageError{"--folio writes one archive per host: name the output directory with -o DIR"}
+			return toolio.UsageError{Msg: "--folio writes one archive per host: name the output directory with -o DIR"}
 		}
 		if len(args) == 0 {
-			return usageError{"--folio: name archive folios or directories of archives"}
+			return toolio.UsageError{Msg: "--folio: name archive folios or directories of archives"}
 		}
 		return s.folio(args, out, c.Int("j"))
+	}
+	args, err := toolio.StdioInputs(args)
+	if err != nil {
+		return toolio.UsageError{Msg: err.Error()}
 	}
 	if out == "" {
 		if f, ok := stdout.(*os.File); ok && pipe.IsTerminal(f) {
@@ -222,6 +178,7 @@ func (s *settings) merge(j job) (err error) {
 	var inputs []extract.Input
 	var archives []*format.Archive
 	var closers []io.Closer
+	var streamLab *stream.Label
 	defer func() {
 		for _, c := range closers {
 			c.Close()
@@ -233,7 +190,12 @@ func (s *settings) merge(j job) (err error) {
 			return err
 		}
 		closers = append(closers, in)
-		inputs = append(inputs, extract.Input{Name: "standard input", Stream: in.Iter})
+		it, lab, err := streamLabel(in.Iter)
+		if err != nil {
+			return err
+		}
+		streamLab = lab
+		inputs = append(inputs, extract.Input{Name: "standard input", Stream: it})
 	} else {
 		for _, name := range j.inputs {
 			as, names, err := openInput(name, s.warn)
@@ -241,6 +203,10 @@ func (s *settings) merge(j job) (err error) {
 				return err
 			}
 			for i, a := range as {
+				if k := toolio.Repeated(archives, a); k >= 0 {
+					toolio.WarnRepeat(s.warn, names[i], archives[k], inputs[k].Name, a)
+					continue
+				}
 				inputs = append(inputs, extract.Input{Name: names[i], Archive: a})
 				archives = append(archives, a)
 			}
@@ -254,15 +220,24 @@ func (s *settings) merge(j job) (err error) {
 			return err
 		}
 		opts.LogEnd, opts.HasLogEnd = end, ok
-		if err := s.window(&opts, archives, start, end); err != nil {
+		if err := s.window(&opts, archives[0].Label(), start, end); err != nil {
 			return err
 		}
-	} else if s.start != "" || s.finish != "" {
-		return usageError{"-S and -T need archives named as arguments (a stream has no known end)"}
+	} else if streamLab != nil {
+		// A stream's end is not known until it has been read: a window
+		// can be anything but a time counted back from the end.
+		for _, spec := range []string{s.start, s.finish} {
+			if strings.HasPrefix(strings.TrimSpace(spec), "-") {
+				return toolio.UsageError{Msg: fmt.Sprintf("%s counts back from the end of the input, which a stream does not give before it ends: name the archive as an argument", spec)}
+			}
+		}
+		if err := s.window(&opts, *streamLab, streamLab.Start, stream.Timestamp{Sec: math.MaxInt64}); err != nil {
+			return err
+		}
 	}
 	if s.config != nil {
 		if len(archives) == 0 {
-			return usageError{"-c needs archives named as arguments"}
+			return toolio.UsageError{Msg: "-c needs archives named as arguments"}
 		}
 		// The names and instances of a configuration are looked up in
 		// the inputs' metadata, loaded whole for that.
@@ -354,6 +329,23 @@ func openInput(name string, warn func(error)) ([]*format.Archive, []string, erro
 	return as, names, nil
 }
 
+// streamLabel reads the label at the head of a stream and returns the
+// whole stream again, label first.
+func streamLabel(it stream.Iterator) (stream.Iterator, *stream.Label, error) {
+	if !it.Next() {
+		if err := it.Err(); err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, errors.New("standard input: empty stream")
+	}
+	l, ok := it.At().(*stream.Label)
+	if !ok {
+		return nil, nil, errors.New("standard input: the stream does not start with a label")
+	}
+	l = stream.CloneRecord(l).(*stream.Label)
+	return stream.Prepend(l, it), l, nil
+}
+
 func exists(name string) bool {
 	_, err := os.Stat(name)
 	if err == nil {
@@ -365,8 +357,7 @@ func exists(name string) bool {
 
 // window parses -S and -T against the inputs' bounds, in the zone -z or -Z
 // chose (local time by default, as PCP does).
-func (s *settings) window(opts *extract.Options, archives []*format.Archive, start, end stream.Timestamp) error {
-	lab := archives[0].Label()
+func (s *settings) window(opts *extract.Options, lab stream.Label, start, end stream.Timestamp) error {
 	loc, err := pcptime.ChooseZone(s.zone, s.tz, lab.Timezone, lab.Zoneinfo)
 	if err != nil {
 		return err
@@ -383,7 +374,7 @@ func (s *settings) window(opts *extract.Options, archives []*format.Archive, sta
 	}
 	w, err := pcptime.ParseWindow(s.start, s.finish, "", "", start, end, loc)
 	if err != nil {
-		return usageError{fmt.Sprintf("invalid time window: %v", err)}
+		return toolio.UsageError{Msg: fmt.Sprintf("invalid time window: %v", err)}
 	}
 	if s.start != "" {
 		opts.Start, opts.HasStart = w.Start, true

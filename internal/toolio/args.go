@@ -1,6 +1,9 @@
 package toolio
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Permute moves flags before positional arguments, so that PCP users can
 // write `pcpcat A -o OUT` as they write `pmdumplog -a A` (Go's flag parsing,
@@ -92,4 +95,29 @@ func SplitGetopt(args []string, optstring string) []string {
 		}
 	}
 	return out
+}
+
+// StdioInputs takes "-", the Unix name for standard input, out of a list of
+// inputs: ["-"] becomes none, which every tool reads as the stream on
+// standard input. A "-" among archive names is refused: a stream and
+// archives are not read together.
+func StdioInputs(args []string) ([]string, error) {
+	if len(args) == 1 && args[0] == "-" {
+		return nil, nil
+	}
+	for _, a := range args {
+		if a == "-" {
+			return nil, fmt.Errorf("- (standard input) cannot be read together with archives named as arguments: pipe them all through pcpcat")
+		}
+	}
+	return args, nil
+}
+
+// StdioOutput maps -o -, the Unix name for standard output, to "", which
+// every tool writes as the stream on standard output.
+func StdioOutput(o string) string {
+	if o == "-" {
+		return ""
+	}
+	return o
 }

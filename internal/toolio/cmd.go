@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+
+	"github.com/urfave/cli/v2"
 )
 
 // Exit statuses shared by every command.
@@ -56,4 +58,45 @@ func AsFault(r any) error {
 		return fmt.Errorf("an input file was cut short while it was being read (memory fault at %#x)", f.Addr())
 	}
 	return nil
+}
+
+// QuietUsage is every command's cli.App.OnUsageError: a bad flag is
+// reported once, on standard error, by the command's own handler ("Try
+// 'pcpcat --help'"), instead of urfave/cli printing the whole help on
+// standard output, where it would corrupt the stream a filter writes.
+func QuietUsage(_ *cli.Context, err error, _ bool) error { return err }
+
+// VersionFlag is every command's --version: the toolkit's version. (The
+// output archive's version is -V, --output-version, in every command.)
+var VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the toolkit's version and exit"}
+
+// Version is the toolkit's version: the module version when built from a
+// release, else the commit it was built from.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	switch {
+	case rev == "":
+		return "devel"
+	case dirty:
+		return "devel-" + rev + "-dirty"
+	}
+	return "devel-" + rev
 }

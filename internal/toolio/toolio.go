@@ -53,11 +53,17 @@ func OpenArchives(names []string, warn func(error)) ([]*format.Archive, []string
 		name string
 	}
 	var as []named
+	var seen []*format.Archive
 	for _, n := range names {
 		a, err := format.Open(n, format.WithWarn(warn))
 		if err != nil {
 			return nil, nil, err
 		}
+		if i := Repeated(seen, a); i >= 0 {
+			WarnRepeat(warn, n, as[i].a, as[i].name, a)
+			continue
+		}
+		seen = append(seen, a)
 		as = append(as, named{a, n})
 	}
 	sort.SliceStable(as, func(i, j int) bool {
@@ -69,6 +75,29 @@ func OpenArchives(names []string, warn func(error)) ([]*format.Archive, []string
 		archives[i], sorted[i] = x.a, x.name
 	}
 	return archives, sorted, nil
+}
+
+// Repeated returns the index in seen of an archive that is a on disk,
+// or -1. Archives named twice (`20261122.*` names one archive by each of
+// its files) are read once: pmlogextract merges such an archive with
+// itself and triples the data without a word.
+func Repeated(seen []*format.Archive, a *format.Archive) int {
+	for i, s := range seen {
+		if s.SameAs(a) {
+			return i
+		}
+	}
+	return -1
+}
+
+// WarnRepeat says that name, opened as a, repeats the archive first
+// opened as firstName. Two files of one archive (the shell's `20261122.*`)
+// are repeats that need no word; another path to the same files (a link,
+// a second directory name) might be a mistake, so it is said.
+func WarnRepeat(warn func(error), name string, first *format.Archive, firstName string, a *format.Archive) {
+	if warn != nil && filepath.Clean(first.Base()) != filepath.Clean(a.Base()) {
+		warn(fmt.Errorf("%s: the same archive as %s: read once", name, firstName))
+	}
 }
 
 // OpenInputs opens the archives named, or, with no names, the stream on
@@ -125,7 +154,7 @@ type Sink interface {
 }
 
 // ErrTerminal is returned when the binary stream would go to a terminal.
-var ErrTerminal = errors.New("refusing to write the binary record stream to a terminal: pipe it into another pcp* tool, write an archive with -o PREFIX, or choose a readable view (-a, -m, --json, --csv)")
+var ErrTerminal = errors.New("refusing to write the binary record stream to a terminal: pipe it into another pcp* tool (pcpcat shows it: pcpcat -m, --json, --csv), or write an archive with -o PREFIX")
 
 // OpenOutput returns a Sink writing an archive at prefix, or the stream on
 // stdout when prefix is empty.

@@ -1,0 +1,262 @@
+package toolio
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pcptools/pcptools/format"
+)
+
+// Opt describes one command-line option once. From a list of them a
+// command gets its urfave/cli flags (native mode), the value-taking names
+// Permute needs, the getopt(3) string of its PCP-name mode, and its help;
+// the options several tools share (the window, the zone, the output and
+// its version, volumes, sync, folios) are defined below and used by all.
+type Opt struct {
+	Name    string   // a letter ("S") or a word ("zstd")
+	Aliases []string // further names ("start")
+	Value   string   // placeholder for its value ("TIME"); "" for a switch
+	Kind    OptKind
+	Usage   string
+	Hidden  bool
+	// Native: only under the tool's own name, not in its PCP-name mode
+	// (whose getopt string leaves it out).
+	Native bool
+}
+
+// OptKind is the type of an option's value.
+type OptKind int
+
+// Option value kinds. A switch has no Value; String is the default for
+// one that has.
+const (
+	String  OptKind = iota
+	Int             // a whole number
+	Strings         // repeatable, each occurrence a value
+	Count           // a switch counted (-xx)
+)
+
+// Opts is the options of one command.
+type Opts []Opt
+
+// The options several tools share.
+var (
+	OptStart  = Opt{Name: "S", Aliases: []string{"start"}, Value: "TIME", Usage: "start of the time window (PCP time syntax: @10:00, +1h, -30m, ...)"}
+	OptFinish = Opt{Name: "T", Aliases: []string{"finish"}, Value: "TIME", Usage: "end of the time window (PCP time syntax)"}
+	OptZ      = Opt{Name: "z", Usage: "times in the archive's timezone (the host's)"}
+	OptZone   = Opt{Name: "Z", Aliases: []string{"timezone"}, Value: "TZ", Usage: "times in timezone `TZ`"}
+	OptOutput = Opt{Name: "o", Aliases: []string{"output"}, Value: "PREFIX", Native: true,
+		Usage: "write an archive with base name `PREFIX` (- or none: the record stream on standard output)"}
+	OptVersion = Opt{Name: "V", Aliases: []string{"output-version"}, Value: "N", Kind: Int,
+		Usage: "output archive `version` (2 or 3)"}
+	OptZstd   = Opt{Name: "zstd", Native: true, Usage: "write data volumes as seekable zstd (.N.zst; PCP reads them from 6.3.2)"}
+	OptNoSync = Opt{Name: "no-sync", Native: true, Usage: NoSyncUsage}
+	OptDebug  = Opt{Name: "D", Value: "FLAGS", Hidden: true, Usage: "PCP debug flags (accepted and ignored)"}
+	OptFolio  = Opt{Name: "folio", Native: true, Usage: "the arguments are archive folios or directories of archives of several hosts: one output per host, in directory -o DIR"}
+	OptJobs   = Opt{Name: "j", Aliases: []string{"jobs"}, Value: "N", Kind: Int, Native: true, Usage: "with --folio, work on at most `N` hosts at once (default: the number of CPUs)"}
+)
+
+// Window is -S, -T, -z and -Z.
+var Window = Opts{OptStart, OptFinish, OptZ, OptZone}
+
+// Flags returns the urfave/cli flags of the options; compat (a PCP-name
+// mode) leaves out the Native ones.
+func (s Opts) Flags(compat bool) []cli.Flag {
+	var out []cli.Flag
+	for _, o := range s {
+		if compat && o.Native {
+			continue
+		}
+		usage := o.Usage
+		if o.Value != "" && !strings.Contains(usage, "`") {
+			usage = "(" + "`" + o.Value + "`" + ") " + usage
+		}
+		switch {
+		case o.Value == "" && o.Kind == Count:
+			out = append(out, &cli.BoolFlag{Name: o.Name, Aliases: o.Aliases, Usage: usage, Hidden: o.Hidden, Count: new(int)})
+		case o.Value == "":
+			out = append(out, &cli.BoolFlag{Name: o.Name, Aliases: o.Aliases, Usage: usage, Hidden: o.Hidden})
+		case o.Kind == Int:
+			out = append(out, &cli.IntFlag{Name: o.Name, Aliases: o.Aliases, Usage: usage, Hidden: o.Hidden})
+		case o.Kind == Strings:
+			out = append(out, &cli.StringSliceFlag{Name: o.Name, Aliases: o.Aliases, Usage: usage, Hidden: o.Hidden})
+		default:
+			out = append(out, &cli.StringFlag{Name: o.Name, Aliases: o.Aliases, Usage: usage, Hidden: o.Hidden})
+		}
+	}
+	return out
+}
+
+// Valued returns every name of the options that take a value, for
+// Permute.
+func (s Opts) Valued() map[string]bool {
+	m := map[string]bool{}
+	for _, o := range s {
+		if o.Value == "" {
+			continue
+		}
+		m[o.Name] = true
+		for _, a := range o.Aliases {
+			m[a] = true
+		}
+	}
+	return m
+}
+
+// Getopt returns the getopt(3) string of the PCP-name mode: the
+// one-letter options that are not Native, ':' after those taking a
+// value, and '?' for help.
+func (s Opts) Getopt() string {
+	var b strings.Builder
+	for _, o := range s {
+		if o.Native || len(o.Name) != 1 {
+			continue
+		}
+		b.WriteString(o.Name)
+		if o.Value != "" {
+			b.WriteByte(':')
+		}
+	}
+	b.WriteByte('?')
+	return b.String()
+}
+
+// UsageError is a mistake on the command line: the command says it, points
+// at --help, and exits ExitUsage.
+type UsageError struct{ Msg string }
+
+func (e UsageError) Error() string { return e.Msg }
+
+// Usagef makes a UsageError.
+func Usagef(format string, args ...any) error { return UsageError{fmt.Sprintf(format, args...)} }
+
+// IsUsage reports whether err is a command-line mistake: a UsageError, or
+// urfave/cli's complaint about a flag.
+func IsUsage(err error) bool {
+	var ue UsageError
+	if errors.As(err, &ue) {
+		return true
+	}
+	s := err.Error()
+	return strings.Contains(s, "flag provided but not defined") || strings.Contains(s, "invalid value") ||
+		strings.Contains(s, "flag needs an argument")
+}
+
+// App is the urfave/cli application every command runs: one line on
+// standard error for a usage mistake (QuietUsage), --version, and the
+// command's flags permuted so that options may follow the arguments.
+type App struct {
+	Name, Usage, UsageText string
+	Opts                   Opts
+	Compat                 bool // a PCP-name mode: getopt's syntax, no --version
+	Action                 func(*cli.Context) error
+}
+
+// Run runs the application on args and returns the error its action (or
+// the flag parsing) gave.
+func (a App) Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cli.VersionFlag = VersionFlag
+	cli.HelpFlag = &cli.BoolFlag{Name: "help", Aliases: []string{"?"}, Usage: "show help"}
+	app := &cli.App{
+		Name:                   a.Name,
+		Usage:                  a.Usage,
+		UsageText:              a.UsageText,
+		HideVersion:            a.Compat,
+		Version:                Version(),
+		HideHelpCommand:        true,
+		OnUsageError:           QuietUsage,
+		UseShortOptionHandling: true,
+		Reader:                 stdin,
+		Writer:                 stdout,
+		ErrWriter:              stderr,
+		Flags:                  a.Opts.Flags(a.Compat),
+		Action:                 a.Action,
+	}
+	if a.Compat {
+		// PCP's getopt: option values may follow their letter directly.
+		args = SplitGetopt(args, a.Opts.Getopt())
+	}
+	return app.Run(Permute(args, a.Opts.Valued()))
+}
+
+// OptVolumes is pmlogextract's -v: a new volume every N records, or (ours)
+// before a size such as 100MiB.
+var OptVolumes = Opt{Name: "v", Aliases: []string{"volsamples"}, Value: "N|SIZE",
+	Usage: "start a new volume every `N` records, or before a size such as 100MiB"}
+
+// WriterFlags reads the options of the archive written (-V, --zstd,
+// --no-sync, and -v when the command has it) into o.
+func WriterFlags(c *cli.Context, o *format.WriterOptions) error {
+	o.Version = c.Int("V")
+	if v := o.Version; v != 0 && v != 2 && v != 3 {
+		return Usagef("-V %d: the archive version must be 2 or 3", v)
+	}
+	o.Zstd = o.Zstd || c.Bool("zstd")
+	o.NoSync = o.NoSync || c.Bool("no-sync")
+	if v := c.String("v"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			if n <= 0 {
+				return Usagef("-v %s: the number of records per volume must be positive", v)
+			}
+			o.VolumeRecords = n
+		} else {
+			n, err := ParseSize(v)
+			if err != nil {
+				return Usagef("-v %s: neither a number of records nor a size (%v)", v, err)
+			}
+			o.VolumeBytes = n
+		}
+	}
+	return nil
+}
+
+// Exit reports err on stderr as prog and returns the exit status:
+// ExitUsage (with a pointer to --help) for a usage mistake, ExitFailed for
+// anything else.
+func Exit(prog string, err error, stderr io.Writer) int {
+	if err == nil {
+		return ExitOK
+	}
+	var q Silent
+	if errors.As(err, &q) {
+		return q.Code
+	}
+	if IsUsage(err) {
+		fmt.Fprintf(stderr, "%s: %v\nTry '%s --help'.\n", prog, err, prog)
+		return ExitUsage
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+	return ExitFailed
+}
+
+// Main runs a command's run function with the profile hook and exits.
+func Main(run func(args []string, stdin *os.File, stdout, stderr io.Writer) int) {
+	stop := ProfileFromEnv()
+	code := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Silent ends a command with a status and nothing more to say: it said
+// what went wrong as it happened.
+type Silent struct{ Code int }
+
+func (Silent) Error() string { return "" }
+
+// RecoverFault, deferred on a goroutine that reads mapped inputs (after
+// GuardFaults), turns a memory fault into *err; any other panic goes on.
+func RecoverFault(err *error) {
+	if r := recover(); r != nil {
+		if e := AsFault(r); e != nil {
+			*err = e
+			return
+		}
+		panic(r)
+	}
+}

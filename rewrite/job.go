@@ -1,0 +1,294 @@
+package rewrite
+
+// Job is one run of pcprewrite (or pmlogrewrite): rules compiled against
+// an archive's metadata, the archive's records rewritten to an archive, to
+// the record stream, or in place.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/toolio"
+	"github.com/pcptools/pcptools/rules"
+)
+
+// Job says what to rewrite, how, and where to.
+type Job struct {
+	Prog      string
+	Compat    bool
+	Stderr    io.Writer
+	In        string // "" for standard input
+	Out       string // "" for standard output (native only)
+	InPlace   bool
+	Check     bool
+	Quick     bool
+	Verbose   bool
+	Warnings  bool
+	Desperate bool
+	Version   int
+	Config    *rules.Config
+	Scale     bool
+	damage    error // a truncated input record, met while reading
+	NoSync    bool  // --no-sync (never with -i: the input is at stake)
+}
+
+func (j *Job) warn(err error) {
+	if errors.Is(err, format.ErrTruncated) && j.damage == nil {
+		j.damage = err
+	}
+	fmt.Fprintf(j.Stderr, "%s: Warning: %v\n", j.Prog, err)
+}
+
+// Run runs the job: the input from j.In, or the stream on stdin; the
+// output to j.Out, or the stream on stdout. A Silent error carries the exit
+// status of a run that has said what it had to say.
+func (j *Job) Run(stdin *os.File, stdout io.Writer) error {
+	name := j.In
+	if name == "" {
+		// A stream on stdin: the plan needs the whole metadata before the
+		// first record, so spool the stream to a temporary archive.
+		dir, err := os.MkdirTemp("", "pcprewrite-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		if _, err := toolio.Spill(nil, stdin, dir, "stdin", format.WriterOptions{KeepVolumes: true}, j.warn); err != nil {
+			return err
+		}
+		name = filepath.Join(dir, "stdin")
+	}
+	a, err := format.Open(name, format.WithWarn(j.warn))
+	if err != nil {
+		return fmt.Errorf("cannot open archive %q: %w", name, err)
+	}
+	meta, err := a.Meta()
+	if err != nil {
+		return err
+	}
+	inVer := a.Version()
+	outVer := j.Version
+	if outVer == 0 {
+		outVer = inVer
+	}
+	if outVer < inVer {
+		return fmt.Errorf("cannot create a v%d archive from v%d (%s)", outVer, inVer, name)
+	}
+	plan, err := rules.Compile(j.Config, meta, rules.CompileOptions{OutputVersion: outVer, Scale: j.Scale})
+	if err != nil {
+		return err
+	}
+	for _, w := range plan.Warnings {
+		if j.Warnings || w.Always {
+			fmt.Fprintf(j.Stderr, "%s: %s\n", j.Prog, w)
+		}
+	}
+	if j.Verbose {
+		Report(j.Stderr, plan)
+	}
+	if j.Check {
+		return nil
+	}
+	if j.Quick && !plan.Changes() {
+		return nil
+	}
+	index, _ := a.Index()
+	it := a.Records()
+	defer it.Close()
+	rw := New(it, plan, Options{OutputVersion: outVer, Meta: meta, Index: index})
+
+	out := j.Out
+	var tmpBase string
+	if j.InPlace {
+		dir := filepath.Dir(a.Base())
+		f, err := os.CreateTemp(dir, ".pcprewrite-")
+		if err != nil {
+			return err
+		}
+		tmpBase = f.Name()
+		f.Close()
+		os.Remove(tmpBase)
+		out = tmpBase
+	}
+	wopts := format.WriterOptions{Version: outVer, StartAtFirstRecord: true, DeltaInDoms: true,
+		KeepVolumes: true, IndexRepeats: true, Warn: j.warn, NoSync: j.NoSync && !j.InPlace}
+	sink, err := toolio.OpenOutput(out, wopts, stdout)
+	if err != nil {
+		return err
+	}
+	defer toolio.AbortOnPanic(sink)
+	if sp, ok := sink.(ResultSpacer); ok {
+		rw.EncodeInto(sp) // every result is written before the next Next
+	}
+	for rw.Next() {
+		if err := sink.Write(rw.At()); err != nil {
+			sink.Abort(err)
+			return err
+		}
+	}
+	if err := rw.Err(); err != nil {
+		if j.Desperate && out != "" && !j.InPlace && rw.DataRecords() > 0 {
+			if cerr := sink.Close(); cerr == nil {
+				fmt.Fprintf(j.Stderr, "%s: %v\n%s: the partial archive %q is kept (-d)\n", j.Prog, err, j.Prog, out)
+				return toolio.Silent{Code: toolio.ExitFailed}
+			}
+		}
+		sink.Abort(err)
+		if j.Compat && !j.InPlace {
+			return fmt.Errorf("%v\nno archive %q written", err, out)
+		}
+		return err
+	}
+	if j.damage != nil && !j.Desperate {
+		// A rewrite (in place above all) must not shorten an archive
+		// silently; pmlogrewrite refuses too.
+		sink.Abort(j.damage)
+		return fmt.Errorf("%v: the input is damaged, nothing written (-d writes what precedes the damage)", j.damage)
+	}
+	if rw.DataRecords() == 0 {
+		sink.Abort(errors.New("empty"))
+		if j.Compat {
+			fmt.Fprintf(j.Stderr, "%s: Warning: %q has no data: skipped\n", j.Prog, j.In)
+			return nil
+		}
+		return fmt.Errorf("%s: no data records: nothing written", name)
+	}
+	if err := sink.Close(); err != nil {
+		sink.Abort(err)
+		return err
+	}
+	if out == "" {
+		return nil
+	}
+	// Synced like every archive the tools write (pmlogrewrite syncs
+	// only with -i): a crash soon after must not leave a renamed but
+	// empty file.
+	if err := FixIndex(out, outVer, rw.IndexHints(), true); err != nil {
+		removeArchive(out)
+		return err
+	}
+	if j.InPlace {
+		return replace(a, tmpBase)
+	}
+	return nil
+}
+
+// Report is -v: what the plan changes.
+func Report(w io.Writer, plan *rules.Plan) {
+	g := &plan.Global
+	if g.Hostname != nil {
+		fmt.Fprintf(w, "Global: hostname -> %s\n", *g.Hostname)
+	}
+	if g.TimeZone != nil {
+		fmt.Fprintf(w, "Global: timezone -> %s\n", *g.TimeZone)
+	}
+	if g.ZoneInfo != nil {
+		fmt.Fprintf(w, "Global: zoneinfo -> %s\n", *g.ZoneInfo)
+	}
+	if g.Features != nil {
+		fmt.Fprintf(w, "Global: features -> %d\n", *g.Features)
+	}
+	if g.Shift != nil {
+		fmt.Fprintf(w, "Global: time -> %s\n", g.Shift)
+	}
+	for _, ip := range plan.InDoms {
+		fmt.Fprintf(w, "InDom: %s -> %s (%d instance changes)\n", ip.Old, ip.New, len(ip.Insts))
+	}
+	for id, mp := range plan.Metrics {
+		name := id.String()
+		if len(mp.Old.Names) > 0 {
+			name = mp.Old.Names[0]
+		}
+		fmt.Fprintf(w, "Metric: %s (%s):", name, id)
+		if mp.Changes&rules.ChangeDelete != 0 {
+			fmt.Fprint(w, " delete")
+		}
+		if mp.Changes&rules.ChangePMID != 0 {
+			fmt.Fprintf(w, " pmid -> %s", mp.New.PMID)
+		}
+		if mp.Changes&rules.ChangeName != 0 {
+			fmt.Fprintf(w, " name -> %s", strings.Join(mp.New.Names, " "))
+		}
+		if mp.Changes&rules.ChangeType != 0 {
+			fmt.Fprintf(w, " type -> %s", rules.TypeName(mp.New.Type))
+		}
+		if mp.Changes&rules.ChangeSem != 0 {
+			fmt.Fprintf(w, " sem -> %s", rules.SemName(mp.New.Sem))
+		}
+		if mp.Changes&rules.ChangeUnits != 0 {
+			fmt.Fprint(w, " units changed")
+			if mp.Changes&rules.ChangeRescale != 0 {
+				fmt.Fprint(w, " (rescale)")
+			}
+		}
+		if mp.Changes&rules.ChangeInDom != 0 {
+			fmt.Fprintf(w, " indom -> %s output %s", mp.New.InDom, mp.Output)
+		}
+		if mp.Changes&rules.ChangeValue != 0 {
+			fmt.Fprintf(w, " value = %s", mp.Value.Src)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// archiveFiles lists the files of the archive written at base.
+func archiveFiles(base string) []string {
+	files, _ := format.ArchiveFiles(base)
+	return files
+}
+
+func removeArchive(base string) {
+	for _, f := range archiveFiles(base) {
+		os.Remove(f)
+	}
+}
+
+// replace puts the archive written at tmp in the place of the input a:
+// the input's files are first moved aside, then the new ones renamed into
+// place, then the old ones removed; any failure puts the input back.
+func replace(a *format.Archive, tmp string) error {
+	base := a.Base()
+	olds := a.Files()
+	news := archiveFiles(tmp)
+	type mv struct{ from, to string }
+	var aside, placed []mv
+	undo := func() {
+		for _, m := range placed {
+			os.Rename(m.to, m.from)
+		}
+		for _, m := range aside {
+			os.Rename(m.to, m.from)
+		}
+		removeArchive(tmp)
+	}
+	for i, f := range olds {
+		m := mv{f, fmt.Sprintf("%s.pcprewrite-old-%d", tmp, i)}
+		if err := os.Rename(m.from, m.to); err != nil {
+			undo()
+			return fmt.Errorf("in place: %w (the input is unchanged)", err)
+		}
+		aside = append(aside, m)
+	}
+	for _, f := range news {
+		// The suffix (.meta, .0, ...) after the temporary name; compared
+		// by file name, as the paths may be spelled differently (./x).
+		m := mv{f, base + strings.TrimPrefix(filepath.Base(f), filepath.Base(tmp))}
+		if err := os.Rename(m.from, m.to); err != nil {
+			undo()
+			return fmt.Errorf("in place: %w (the input is unchanged)", err)
+		}
+		placed = append(placed, m)
+	}
+	if d, err := os.Open(filepath.Dir(base)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	for _, m := range aside {
+		os.Remove(m.to)
+	}
+	return nil
+}
