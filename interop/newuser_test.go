@@ -36,3 +36,39 @@ func TestCheckHonoursWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestConcatenatedStreamsNotLost is issue 15's first hole: the second of
+// two concatenated streams was dropped with exit status 0. Now they read
+// as the same archives named together do, and garbage after a stream is
+// an error.
+func TestConcatenatedStreamsNotLost(t *testing.T) {
+	needPCP(t)
+	dir := t.TempDir()
+	readmeFixtures(t, dir)
+	sh := func(line string) result {
+		return run(time.Minute, nil, "bash", "-o", "pipefail", "-c", "cd "+dir+" && PATH="+binDir+":$PATH && "+line)
+	}
+	joined := sh("(pcpcat a; pcpcat b; pcpcat c) | pcpcat -m")
+	named := sh("pcpcat -m a b c")
+	if joined.code != 0 || named.code != 0 {
+		t.Fatalf("exit %d, %d: %s%s", joined.code, named.code, joined.stderr, named.stderr)
+	}
+	if joined.stdout != named.stdout || strings.Count(joined.stdout, "<mark>") != 2 {
+		t.Errorf("three concatenated streams differ from the three archives named together (%d and %d bytes)", len(joined.stdout), len(named.stdout))
+	}
+	if r := sh("(pcpcat a; pcpcat b) | pcpextract -o ab && pcpcat --check ab"); r.code != 0 {
+		t.Errorf("pcpextract of two concatenated streams: %s", r.stderr)
+	}
+	if n := countRecords(t, filepath.Join(dir, "ab")); n != countRecords(t, filepath.Join(dir, "a"))+countRecords(t, filepath.Join(dir, "b")) {
+		t.Errorf("pcpextract of two concatenated streams kept %d records", n)
+	}
+	for line, want := range map[string]string{
+		"(pcpcat b; pcpcat a) | pcpcat -m":                      "overlap",
+		"(pcpcat a; echo junk) | pcpcat -m":                     "follows the END frame",
+		"(pcpcat a; pcpcat pmlogger/bozo/20180102) | pcpcat -m": "differs",
+	} {
+		if r := sh(line); r.code == 0 || !strings.Contains(r.stderr, want) {
+			t.Errorf("%s: exit %d, stderr %q; want a failure saying %q", line, r.code, r.stderr, want)
+		}
+	}
+}

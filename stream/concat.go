@@ -22,7 +22,18 @@ func Concat(names []string, its ...Iterator) Iterator {
 		labels: map[[2]uint32]*LabelSet{}, indoms: NewInDomTracker()}
 }
 
+// ConcatSeq is Concat over iterators that next hands out one at a time,
+// for a source that does not know in advance how many it holds (streams
+// that follow one another on a pipe). next returns nil when there are no
+// more; an error from it ends the iteration.
+func ConcatSeq(next func() (Iterator, string, error)) Iterator {
+	c := Concat(nil).(*concat)
+	c.more = next
+	return c
+}
+
 type concat struct {
+	more    func() (Iterator, string, error) // ConcatSeq's source
 	names   []string
 	its     []Iterator
 	i       int
@@ -53,6 +64,9 @@ func (c *concat) Next() bool {
 		c.cur, c.held = c.held, nil
 		return true
 	}
+	if c.more != nil && len(c.its) == 0 && !c.fetch() {
+		return false
+	}
 	for c.err == nil && c.i < len(c.its) {
 		it := c.its[c.i]
 		if !it.Next() {
@@ -61,6 +75,9 @@ func (c *concat) Next() bool {
 				return false
 			}
 			c.i++
+			if c.more != nil && c.i == len(c.its) && !c.fetch() && c.err != nil {
+				return false
+			}
 			if c.data && c.i < len(c.its) {
 				c.prevEnd = c.last
 				c.mark.T = c.last.Add(time.Millisecond)
@@ -87,6 +104,23 @@ func (c *concat) Next() bool {
 		}
 	}
 	return false
+}
+
+// fetch asks ConcatSeq's source for the next iterator: false when it has
+// none (c.err set if it failed).
+func (c *concat) fetch() bool {
+	it, name, err := c.more()
+	if err != nil {
+		c.err = err
+		return false
+	}
+	if it == nil {
+		c.more = nil
+		return false
+	}
+	c.its = append(c.its, it)
+	c.names = append(c.names, name)
+	return true
 }
 
 func (c *concat) keep(rec Record) bool {

@@ -118,9 +118,9 @@ func OpenInputs(names []string, stdin *os.File, warn func(error), opts ...format
 			}
 			return nil, fmt.Errorf("standard input: not a pcp* stream (name archives as arguments instead)")
 		}
-		pr := pipe.NewReader(br)
-		pr.SetName("standard input")
-		in.Iter = pr
+		// Streams that follow one another ((pcpcat A; pcpcat B) | ...)
+		// are joined as archives named together are.
+		in.Iter = pipe.Concatenated(br, "standard input")
 		return in, nil
 	}
 	archives, sorted, err := OpenArchives(names, warn)

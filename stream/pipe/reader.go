@@ -79,21 +79,22 @@ func (r *Reader) short(off int64, got, n int, what string, err error) bool {
 
 func (r *Reader) readHeader() bool {
 	h, err := r.br.Peek(HeaderSize)
+	at := r.off // 0, or where a stream after another starts (Streams)
 	switch {
 	case len(h) < HeaderSize && !errors.Is(err, io.EOF):
-		return r.fail(0, err, "reading the stream header")
+		return r.fail(at, err, "reading the stream header")
 	case len(h) == 0:
-		return r.fail(0, io.ErrUnexpectedEOF, "empty input, expected a pipe stream")
+		return r.fail(at, io.ErrUnexpectedEOF, "empty input, expected a pipe stream")
 	case len(h) < len(Magic) && Magic[:len(h)] == string(h), len(h) < HeaderSize && IsPipeStream(h):
-		return r.short(0, len(h), HeaderSize, "the stream header", err)
+		return r.short(at, len(h), HeaderSize, "the stream header", err)
 	case !IsPipeStream(h):
-		return r.fail(0, nil, "not a pipe stream: bad magic %q", h[:min(len(h), len(Magic))])
+		return r.fail(at, nil, "not a pipe stream: bad magic %q", h[:min(len(h), len(Magic))])
 	}
 	if v := binary.BigEndian.Uint16(h[8:]); v != Version {
-		return r.fail(8, nil, "pipe stream version %d; this program reads version %d only (use the same release of the tools on both sides of the pipe)", v, Version)
+		return r.fail(at+8, nil, "pipe stream version %d; this program reads version %d only (use the same release of the tools on both sides of the pipe)", v, Version)
 	}
 	r.br.Discard(HeaderSize)
-	r.off = HeaderSize
+	r.off = at + HeaderSize
 	return true
 }
 
