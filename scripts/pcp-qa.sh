@@ -80,8 +80,10 @@ esac
 case $tool in
 pmlogextract) ours=pcpextract ;;
 pmlogrewrite) ours=pcprewrite ;;
+pmlogsummary) ours=pcpsummary ;;
+pmlogreduce) ours=pcpreduce ;;
 *)
-	warn "$tool: not a tool this script knows (pmlogextract, pmlogrewrite)"
+	warn "$tool: not a tool this script knows (pmlogextract, pmlogrewrite, pmlogsummary, pmlogreduce)"
 	usage
 	;;
 esac

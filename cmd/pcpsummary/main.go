@@ -1,0 +1,186 @@
+// Command pcpsummary prints statistics for each metric and instance of a
+// PCP archive: averages, minima and maxima with their times, counts, sums
+// and histograms. Invoked as pmlogsummary (a symlink), it takes
+// pmlogsummary's command line and prints what PCP 6.0.3's pmlogsummary
+// prints, byte for byte. Under its own name it also reads a record
+// stream from another pcp* tool on standard input.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/toolio"
+	"github.com/pcptools/pcptools/summary"
+)
+
+func main() {
+	stop := toolio.ProfileFromEnv()
+	code := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+const usageText = `Usage: %s [options] archive [metricname ...]
+
+Options:
+  -a, --all             print all information (equivalent to -blmMy)
+  -b                    print both stochastic and time averages for counter metrics
+  -B N, --bins=N        print value distribution across a number of bins
+  -f                    print using "spreadsheet" format (tab delimited fields)
+  -F                    print using "spreadsheet" format (comma separated values)
+  -H, --header          print one-line header at start showing each column
+  -i, --mintime         also print timestamp for minimum value
+  -I, --maxtime         also print timestamp for maximum value
+  -l, --label           also print the archive label and time window
+  -m, --minimum         also print minimum value
+  -M, --maximum         also print maximum value
+  -N                    suppress warnings from individual archive fetches (default)
+  -p N, --precision=N   number of digits to display after the decimal point
+  -s, --sum             only print the sum of all values of each metric
+  -S TIME, --start=TIME start of the time window
+  -T TIME, --finish=TIME end of the time window
+  -v, --verbose         verbose, enable warnings from individual archive fetches
+  -x                    print only stochastic averages for counter metrics
+  -y, --samples         print sample count for each metric
+  -Z TZ, --timezone=TZ  set reporting timezone
+  -z, --hostzone        set reporting timezone to local time of metrics source
+  -V, --version         display version number and exit
+  -?, --help            show this usage message and exit
+`
+
+// ownUsage adds what pcpsummary does beyond pmlogsummary.
+const ownUsage = `      --json            print one JSON object per metric and instance (docs/pcpsummary.md)
+
+With no archive, pcpsummary reads a record stream from another pcp* tool on standard input.
+`
+
+func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
+	prog, compat := toolio.Names(args, "pcpsummary", "pmlogsummary")
+	toolio.GuardFaults()
+	defer toolio.CatchPanic(prog, stderr, &status)
+	usage := func(msg string) int {
+		if msg != "" {
+			fmt.Fprintln(stderr, msg)
+		}
+		fmt.Fprintf(stderr, usageText, prog)
+		if !compat {
+			fmt.Fprint(stderr, ownUsage)
+			return toolio.ExitUsage
+		}
+		return 1 // pmlogsummary's status for a usage error
+	}
+	cmd, err := summary.ParseCommandLine(prog, args[1:])
+	var ue *summary.UsageError
+	switch {
+	case errors.As(err, &ue):
+		return usage(ue.Msg)
+	case err != nil:
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return toolio.ExitFailed
+	case cmd.Version && compat:
+		fmt.Fprintf(stdout, "%s version 6.0.3\n", prog)
+		return toolio.ExitOK
+	case cmd.Version:
+		fmt.Fprintf(stdout, "%s version %s\n", prog, toolio.Version())
+		return toolio.ExitOK
+	case cmd.Help && compat:
+		return usage("")
+	case cmd.Help:
+		fmt.Fprintf(stdout, usageText, prog)
+		fmt.Fprint(stdout, ownUsage)
+		return toolio.ExitOK
+	case cmd.Archive == "" && compat:
+		return usage("Error: no archive specified\n")
+	case cmd.Namespace != "":
+		fmt.Fprintf(stderr, "%s: -n %s: alternative namespaces are not supported; the archive's own names are used by default\n", prog, cmd.Namespace)
+		return toolio.ExitFailed
+	}
+	_, cmd.CounterWrap = os.LookupEnv("PCP_COUNTER_WRAP")
+	cmd.Warn = stderr
+	var truncated error
+	warn := func(err error) {
+		if errors.Is(err, format.ErrTruncated) {
+			truncated = err
+		} else if compat && indexWarning(err) {
+			return // pmlogsummary says nothing about an index it cannot use
+		}
+		fmt.Fprintf(stderr, "%s: warning: %v\n", prog, err)
+	}
+
+	var a summary.Archive
+	if cmd.Archive == "" {
+		// A stream is spilled to a scratch archive: the window needs the
+		// archive's end, the output order its whole namespace, and -B a
+		// second look at the values.
+		dir, err := os.MkdirTemp("", "pcpsummary-")
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return toolio.ExitFailed
+		}
+		defer os.RemoveAll(dir)
+		if a, err = toolio.Spill(nil, stdin, dir, "input", format.WriterOptions{}, warn); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return toolio.ExitFailed
+		}
+	} else if a, err = open(cmd.Archive, warn); err != nil {
+		if compat && errors.Is(err, fs.ErrNotExist) {
+			err = errors.New("No such file or directory") // pmErrStr(-ENOENT), as scripts expect
+		}
+		fmt.Fprintf(stderr, "%s: Cannot open archive %q: %v\n", prog, cmd.Archive, err)
+		return toolio.ExitFailed
+	}
+	if err := summary.Run(stdout, a, cmd.Options); err != nil {
+		var ne *summary.NamesError
+		if !errors.As(err, &ne) || !compat {
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+			return toolio.ExitFailed
+		}
+	}
+	if truncated != nil {
+		// pmlogsummary prints what it read, then fails ("fetch failed").
+		fmt.Fprintf(stderr, "%s: the summary stops at the last good record before the damage\n", prog)
+		return toolio.ExitFailed
+	}
+	return toolio.ExitOK
+}
+
+// indexWarning reports whether a reader's warning is about the temporal
+// index only.
+func indexWarning(err error) bool {
+	if strings.HasPrefix(err.Error(), "index ") {
+		return true
+	}
+	var fe *format.FormatError
+	return errors.As(err, &fe) && strings.Contains(filepath.Base(fe.File), ".index")
+}
+
+// open opens what libpcp takes as one archive context: an archive, a
+// comma-separated list of archives, or a directory of archives.
+func open(name string, warn func(error)) (summary.Archive, error) {
+	if strings.Contains(name, ",") {
+		as, names, err := toolio.OpenArchives(strings.Split(name, ","), warn)
+		if err != nil {
+			return nil, err
+		}
+		return summary.Multi(names, as), nil
+	}
+	if st, err := os.Stat(name); err == nil && st.IsDir() {
+		as, err := format.OpenDir(name, format.WithWarn(warn))
+		if err != nil {
+			return nil, err
+		}
+		names := make([]string, len(as))
+		for i, a := range as {
+			names[i] = a.Base()
+		}
+		return summary.Multi(names, as), nil
+	}
+	return format.Open(name, format.WithWarn(warn))
+}

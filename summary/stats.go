@@ -1,0 +1,467 @@
+package summary
+
+import (
+	"errors"
+	"math"
+
+	"github.com/pcptools/pcptools/dump"
+	"github.com/pcptools/pcptools/stream"
+)
+
+// instStats is the running state of one instance of one metric
+// (pmlogsummary's instData), field for field: the arithmetic is
+// pmlogsummary's, including what it does by accident, because its users
+// compare numbers.
+type instStats struct {
+	inst      int32
+	count     uint32
+	stocave   float64 // sum of values (non-counters) or of rates (counters)
+	timeave   float64 // sum of value × interval, or of counter deltas
+	min, max  float64
+	sum       float64
+	lastval   float64
+	first     timeval
+	last      timeval
+	mintime   timeval
+	maxtime   timeval
+	markcount int32
+	marked    bool
+	bintotal  uint32
+	bin       []uint32
+}
+
+// metricStats is one metric's state (pmlogsummary's aveData).
+type metricStats struct {
+	pmid  stream.PMID
+	typ   stream.Type
+	sem   stream.Sem
+	indom stream.InDomID
+	units stream.Units // rate units for counters (unless -s)
+	scale float64      // seconds per unit of the counter's time dimension
+	insts []*instStats
+	// first maps an instance to its first position in insts, standing in
+	// for pmlogsummary's linear search (which finds the first).
+	first map[int32]int
+}
+
+// accumulator is the state of both passes over the window.
+type accumulator struct {
+	o       *Options
+	meta    descSource
+	metrics map[stream.PMID]*metricStats
+	skip    map[stream.PMID]bool // no descriptor, or not numeric
+	order   []*metricStats       // creation order, for marks
+	rc      realCache
+	warned  map[stream.PMID]bool
+	warnf   func(p stream.PMID, format string, args ...any)
+	dbg     Debug
+	tr      *tracer
+	// bySlot remembers the metric of each value set position of the
+	// last result: loggers write the same metrics in the same order, so
+	// this usually saves the map lookup. (Metrics leave the map only
+	// when printed, after both passes.)
+	bySlot []*metricStats
+	fatal  error // pmlogsummary exits at once (a first value it cannot read)
+}
+
+// descSource gives descriptors, as pmLookupDesc.
+type descSource interface {
+	Desc(p stream.PMID) (*stream.Desc, bool)
+}
+
+func newAccumulator(o *Options, meta descSource) *accumulator {
+	return &accumulator{o: o, meta: meta, metrics: map[stream.PMID]*metricStats{},
+		skip: map[stream.PMID]bool{}, warned: map[stream.PMID]bool{}}
+}
+
+func (a *accumulator) pmiderr(p stream.PMID, format string, args ...any) {
+	if a.warnf != nil && !a.warned[p] {
+		a.warned[p] = true
+		a.warnf(p, format, args...)
+	}
+}
+
+// errConv is PM_ERR_CONV.
+var errConv = errors.New("Impossible value or scale conversion")
+
+// extract reads a value as pmExtractValue(..., PM_TYPE_DOUBLE).
+func extract(vs *stream.VSet, i int, t stream.Type) (float64, error) {
+	v, err := vs.Value(i)
+	if err != nil {
+		return 0, err
+	}
+	f, ok := dump.ExtractDouble(t, v)
+	if !ok {
+		return 0, errConv
+	}
+	return f, nil
+}
+
+// mark is pmlogsummary's markrecord: discrete values are held to the
+// mark, and every instance notes the gap.
+func (a *accumulator) mark(ts timeval) {
+	if a.dbg.Appl0 {
+		a.tr.mark(ts)
+	}
+	for _, m := range a.order {
+		for _, is := range m.insts {
+			if m.sem == stream.SemDiscrete {
+				d := a.rc.toReal(tsub(ts, is.last))
+				is.stocave += is.lastval
+				is.timeave += float64(is.lastval * d)
+				is.last = ts
+				is.count++
+			}
+			is.marked = true
+			is.markcount++
+		}
+	}
+}
+
+// find returns the position of a value's instance in m.insts, as
+// pmlogsummary picks it: position j when that holds the instance (or the
+// metric is singular and the set has one value), otherwise a search, and
+// -1 when the instance is new (to be appended).
+func (m *metricStats) find(j int, numval int32, inst int32) int {
+	if numval <= 1 && m.indom == stream.InDomNull {
+		return j
+	}
+	if j < len(m.insts) {
+		if m.insts[j].inst == inst {
+			return j
+		}
+		if k, ok := m.first[inst]; ok {
+			return k
+		}
+		return -1
+	}
+	return -1
+}
+
+// newMetric is newHashItem.
+func (a *accumulator) newMetric(d *stream.Desc) *metricStats {
+	m := &metricStats{pmid: d.PMID, typ: d.Type, sem: d.Sem, indom: d.InDom, units: d.Units, first: map[int32]int{}}
+	if m.sem == stream.SemCounter {
+		if !a.o.Sum {
+			u := m.units
+			dimTime, scaleTime := u.DimTime(), u.ScaleTime()
+			if dimTime == 0 {
+				m.scale = 1
+				scaleTime = 3 // PM_TIME_SEC
+			} else if scaleTime > 3 {
+				m.scale = math.Pow(60, float64(3-int(scaleTime)))
+			} else {
+				m.scale = math.Pow(1000, float64(3-int(scaleTime)))
+			}
+			m.units = stream.NewUnits(u.DimSpace(), dimTime-1, u.DimCount(), u.ScaleSpace(), scaleTime, u.ScaleCount())
+		} else {
+			m.scale = 1
+		}
+	}
+	return m
+}
+
+// newInst is newHashInst: v is the first value, at ts.
+func (a *accumulator) newInst(m *metricStats, inst int32, v float64, ts timeval) {
+	is := &instStats{inst: inst, lastval: v, first: ts, last: ts, mintime: ts, maxtime: ts}
+	if a.o.Bins > 0 {
+		is.bin = make([]uint32, a.o.Bins)
+	}
+	if m.sem != stream.SemCounter {
+		is.min, is.max, is.sum, is.stocave, is.count = v, v, v, v, 1
+	}
+	if _, ok := m.first[inst]; !ok {
+		m.first[inst] = len(m.insts)
+	}
+	m.insts = append(m.insts, is)
+	if a.dbg.Appl0 {
+		a.tr.initially(m.pmid, is.min, is.max)
+	}
+}
+
+// unwrap is pmlogsummary's unwrap: with PCP_COUNTER_WRAP set, a counter
+// that went down wrapped at its type's size.
+func (a *accumulator) unwrap(cur, prev float64, t stream.Type) float64 {
+	if cur-prev < 0 && a.o.CounterWrap {
+		switch t {
+		case stream.Type32, stream.TypeU32:
+			return cur + 4294967296.0
+		case stream.Type64, stream.TypeU64:
+			return cur + 18446744073709551616.0
+		}
+	}
+	return cur
+}
+
+func numeric(t stream.Type) bool {
+	switch t {
+	case stream.Type32, stream.TypeU32, stream.Type64, stream.TypeU64, stream.TypeFloat, stream.TypeDouble:
+		return true
+	}
+	return false
+}
+
+// metric returns the state of a value set's metric (nil if none yet),
+// looking first at the metric that was at the same position last time.
+func (a *accumulator) metric(slot int, p stream.PMID) *metricStats {
+	if slot < len(a.bySlot) {
+		if m := a.bySlot[slot]; m != nil && m.pmid == p {
+			return m
+		}
+	}
+	m := a.metrics[p]
+	for len(a.bySlot) <= slot {
+		a.bySlot = append(a.bySlot, nil)
+	}
+	a.bySlot[slot] = m
+	return m
+}
+
+// add is pmlogsummary's calcaverage for one result.
+func (a *accumulator) add(r *stream.Result, ts timeval) error {
+	rate := 0.0 // as in calcaverage, it outlives a value set (traces only)
+	it := r.VSets()
+	for slot := 0; it.Next(); slot++ {
+		vs := it.VSet()
+		if vs.NumVal == 0 {
+			continue
+		}
+		if vs.NumVal < 0 {
+			a.pmiderr(vs.PMID, "failed in archive value fetch: %s\n", errText(vs.NumVal))
+			continue
+		}
+		m := a.metric(slot, vs.PMID)
+		if m == nil {
+			if a.skip[vs.PMID] {
+				continue
+			}
+			d, ok := a.meta.Desc(vs.PMID)
+			if !ok {
+				a.pmiderr(vs.PMID, "cannot find descriptor: Unknown or illegal metric identifier\n")
+				a.skip[vs.PMID] = true
+				continue
+			}
+			if !numeric(d.Type) {
+				a.skip[vs.PMID] = true
+				continue
+			}
+			m = a.newMetric(d)
+			for j := 0; j < int(vs.NumVal); j++ {
+				v, err := extract(vs, j, m.typ)
+				if err != nil {
+					return a.badFirst(vs.PMID, err)
+				}
+				a.newInst(m, vs.Inst(j), v, ts)
+			}
+			a.metrics[vs.PMID] = m
+			a.bySlot[slot] = m
+			a.order = append(a.order, m)
+			continue
+		}
+		for j := 0; j < int(vs.NumVal); j++ {
+			inst := vs.Inst(j)
+			k := m.find(j, vs.NumVal, inst)
+			if k < 0 {
+				v, err := extract(vs, j, m.typ)
+				if err != nil {
+					return a.badFirst(vs.PMID, err)
+				}
+				a.newInst(m, inst, v, ts)
+				continue
+			}
+			is := m.insts[k]
+			v, err := extract(vs, j, m.typ)
+			if err != nil {
+				a.pmiderr(vs.PMID, "failed to extract value: %v\n", err)
+				continue
+			}
+			if math.IsNaN(v) {
+				continue
+			}
+			diff := a.rc.toReal(tsub(ts, is.last))
+			wrap := false
+			val := v
+			if m.sem == stream.SemCounter {
+				diff *= m.scale
+				if diff == 0 {
+					continue
+				}
+				if !is.marked {
+					val = a.unwrap(v, is.lastval, m.typ)
+				}
+				if a.dbg.Appl0 {
+					a.tr.base(m.pmid, val, is.count)
+				}
+				if is.marked || val < is.lastval {
+					if a.dbg.Appl1 {
+						a.tr.wrapped(m.pmid)
+					}
+					wrap = true
+					is.marked = false
+					is.first = tsub(tadd(is.first, ts), is.last)
+				} else {
+					delta := val - is.lastval
+					rate = delta / diff
+					is.stocave += rate
+					is.timeave += delta
+					if is.count == 0 {
+						is.min, is.max = rate, rate
+						is.sum = delta
+					} else {
+						if a.dbg.Appl2 {
+							if rate < is.min {
+								a.tr.extreme("min", m.pmid, m.indom, is.inst, rate, ts)
+							}
+							if rate > is.max {
+								a.tr.extreme("max", m.pmid, m.indom, is.inst, rate, ts)
+							}
+						}
+						if rate < is.min {
+							is.min, is.mintime = rate, ts
+						}
+						if rate > is.max {
+							is.max, is.maxtime = rate, ts
+						}
+						is.sum += delta
+					}
+				}
+			} else {
+				is.sum += v
+				is.stocave += v
+				if v < is.min {
+					is.min, is.mintime = v, ts
+				}
+				if v > is.max {
+					is.max, is.maxtime = v, ts
+				}
+				if !is.marked {
+					is.timeave += float64(is.lastval * diff)
+				} else {
+					is.marked = false
+					is.first = tsub(tadd(is.first, ts), is.last)
+				}
+			}
+			if !wrap {
+				is.count++
+				if a.dbg.Appl1 && (m.sem != stream.SemCounter || is.count > 0) {
+					span := a.rc.toReal(tsub(ts, is.first))
+					a.tr.update(m.pmid, m.sem == stream.SemCounter, is, diff, rate, val, span)
+				}
+			}
+			is.lastval = v
+			is.last = ts
+		}
+	}
+	return it.Err()
+}
+
+// badFirst is pmlogsummary's reaction to a first value it cannot read:
+// it gives up on the whole archive.
+func (a *accumulator) badFirst(p stream.PMID, err error) error {
+	a.pmiderr(p, "failed to extract value: %v\n", err)
+	a.fatal = errors.New("possibly corrupt archive?")
+	return a.fatal
+}
+
+// findbin is pmlogsummary's findbin.
+func findbin(nbins int, val, min, max float64) int {
+	binsize := (max - min) / float64(nbins)
+	bound := min
+	i := 0
+	for ; i < nbins-1; i++ {
+		next := bound + binsize
+		if val >= bound && val <= next {
+			break
+		}
+		bound = next
+	}
+	return i
+}
+
+// findbin is findbin with its trace.
+func (a *accumulator) findbin(p stream.PMID, val, min, max float64) int {
+	i := findbin(a.o.Bins, val, min, max)
+	if a.dbg.Appl0 {
+		a.tr.bin(p, i, a.o.Bins, val, min, max)
+	}
+	return i
+}
+
+// bin is pmlogsummary's calcbinning for one result: the second look at the
+// window, which recomputes each rate and counts it into a bin between the
+// first pass's minimum and maximum. It leaves behind what pmlogsummary's
+// second pass leaves behind (counts, times, marks counted twice), since
+// the printed averages are computed from that.
+func (a *accumulator) bin(r *stream.Result, ts timeval) error {
+	it := r.VSets()
+	for slot := 0; it.Next(); slot++ {
+		vs := it.VSet()
+		if vs.NumVal == 0 {
+			continue
+		}
+		if vs.NumVal < 0 {
+			a.pmiderr(vs.PMID, "failed in 2nd pass archive fetch: %s\n", errText(vs.NumVal))
+			continue
+		}
+		m := a.metric(slot, vs.PMID)
+		if m == nil {
+			continue
+		}
+		for j := 0; j < int(vs.NumVal); j++ {
+			inst := vs.Inst(j)
+			k := m.find(j, vs.NumVal, inst)
+			if k < 0 {
+				a.pmiderr(vs.PMID, "ignoring new instance found on second pass\n")
+				continue
+			}
+			is := m.insts[k]
+			v, err := extract(vs, j, m.typ)
+			if err != nil {
+				a.pmiderr(vs.PMID, "failed to extract value: %v\n", err)
+				continue
+			}
+			if math.IsNaN(v) {
+				continue
+			}
+			if is.bintotal == 0 {
+				is.bintotal = is.count
+				is.last, is.first, is.lastval = ts, ts, v
+				if m.sem == stream.SemCounter {
+					is.count = 0
+				} else {
+					is.count = 1
+					is.bin[a.findbin(m.pmid, v, is.min, is.max)]++
+				}
+				continue
+			}
+			diff := a.rc.toReal(tsub(ts, is.last))
+			wrap := false
+			if m.sem == stream.SemCounter {
+				diff *= m.scale
+				if diff == 0 {
+					continue
+				}
+				val := v
+				if !is.marked {
+					val = a.unwrap(v, is.lastval, m.typ)
+				}
+				if is.marked || val < is.lastval {
+					wrap = true
+					is.marked = false
+					is.first = tsub(tadd(is.first, ts), is.last)
+				} else {
+					rate := (val - is.lastval) / diff
+					is.bin[a.findbin(m.pmid, rate, is.min, is.max)]++
+				}
+			} else {
+				is.bin[a.findbin(m.pmid, v, is.min, is.max)]++
+			}
+			if !wrap {
+				is.count++
+			}
+			is.lastval = v
+			is.last = ts
+		}
+	}
+	return it.Err()
+}

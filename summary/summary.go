@@ -1,0 +1,558 @@
+package summary
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pcptools/pcptools/dump"
+	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/pcptime"
+	"github.com/pcptools/pcptools/stream"
+)
+
+// Options select the columns and the window, as pmlogsummary's flags do.
+// The zero value prints the time average (with no decimals) and the units.
+type Options struct {
+	Stochastic bool // -b, -x, -a: the stochastic average
+	NoTimeAve  bool // -x, -s: no time average
+	Sum        bool // -s: the sum (counters: of the deltas, in native units)
+	Min        bool // -m
+	Max        bool // -M
+	MinTime    bool // -i
+	MaxTime    bool // -I
+	Count      bool // -y
+	Label      bool // -l
+	Header     bool // -H
+	// Delim separates the fields: ' ' (the default when 0), '\t' (-f)
+	// or ',' (-F).
+	Delim byte
+	// Bins is -B: a histogram of each instance's values (of its rates,
+	// for counters) in this many bins between its minimum and maximum.
+	Bins int
+	// Precision is -p, digits after the decimal point (ParseCommandLine
+	// starts from DefaultPrecision, 3); a negative value means 6, as
+	// printf("%.*f") has it.
+	Precision int
+
+	Start, Finish string // -S, -T in PCP's time syntax
+	ArchiveZone   bool   // -z
+	Zone          string // -Z
+
+	// Metrics restricts the output to these specifications (leaf or
+	// non-leaf names, with instances); empty: every metric.
+	Metrics []string
+
+	// JSON prints one JSON object per metric-instance instead of
+	// pmlogsummary's lines (see json.go); no zone note, no header.
+	JSON bool
+
+	// CounterWrap treats a counter that went down as one that wrapped
+	// (pmlogsummary does when $PCP_COUNTER_WRAP is set).
+	CounterWrap bool
+
+	// Prog names the tool in messages ("pmlogsummary" or "pcpsummary").
+	Prog string
+	// Warn receives what pmlogsummary writes on standard error and
+	// carries on after (unknown metric names, bad specifications, and
+	// with Verbose, per-metric fetch problems); nil discards it.
+	Warn    io.Writer
+	Verbose bool // -v
+	// Debug turns on pmlogsummary's traces (-D appl0,appl1,appl2), on
+	// Warn; the mark traces go to w.
+	Debug Debug
+	// Location, when not nil, overrides ArchiveZone, Zone and the local
+	// zone, and no note about the zone is printed (tests).
+	Location *time.Location
+}
+
+// DefaultPrecision is pmlogsummary's -p default.
+const DefaultPrecision = 3
+
+// Archive is what Run reads: *format.Archive.
+type Archive interface {
+	Label() stream.Label
+	Meta() (*format.Metadata, error)
+	End() (stream.Timestamp, bool, error)
+	Records(opts ...format.RecordsOption) stream.CloserIterator
+}
+
+// FetchError is a failure to read the window's records after some were
+// summarised: the summary of what was read is printed (as pmlogsummary
+// prints it), and the tool still fails.
+type FetchError struct{ Err error }
+
+func (e *FetchError) Error() string { return "fetch failed: " + e.Err.Error() }
+func (e *FetchError) Unwrap() error { return e.Err }
+
+// maxTime is PM_MAX_TIME_T, the end of a window whose archive has no end.
+const maxTime = math.MaxInt64
+
+type summarizer struct {
+	o      Options
+	w      *bufio.Writer
+	warn   io.Writer
+	a      Archive
+	meta   *dump.ArchiveMeta
+	acc    *accumulator
+	loc    *time.Location
+	start  timeval
+	finish timeval
+	// logspan is the window's length in seconds, dayflag whether times
+	// print with their date (windows over a day).
+	logspan float64
+	dayflag bool
+	spec    *MetricSpec
+	b       []byte
+}
+
+// Run prints the summary of archive a, as pmlogsummary prints it, on w.
+func Run(w io.Writer, a Archive, o Options) (err error) {
+	if o.Delim == 0 {
+		o.Delim = ' '
+	}
+	if o.Prog == "" {
+		o.Prog = "pcpsummary"
+	}
+	// Standard output is buffered as stdio buffers a file (4 KiB blocks),
+	// and standard error not at all, so that the two interleave as
+	// pmlogsummary's do when they go to one file (PCP's QA tests).
+	s := &summarizer{o: o, w: bufio.NewWriterSize(w, 4096), a: a, warn: o.Warn}
+	if s.warn == nil {
+		s.warn = io.Discard
+	}
+	defer func() {
+		if ferr := s.w.Flush(); err == nil {
+			err = ferr
+		}
+	}()
+	return s.run()
+}
+
+func (s *summarizer) run() error {
+	lab := s.a.Label()
+	md, err := s.a.Meta()
+	if err != nil {
+		return err
+	}
+	if s.meta, err = dump.NewArchiveMeta(md); err != nil {
+		return err
+	}
+	if s.o.Location != nil {
+		s.loc = s.o.Location
+	} else {
+		if s.loc, err = pcptime.ChooseZone(s.o.ArchiveZone, s.o.Zone, lab.Timezone, lab.Zoneinfo); err != nil {
+			if s.o.Zone == "" {
+				return err
+			}
+			// glibc reads a $TZ it cannot parse as UTC, and so does
+			// pmlogsummary with -Z.
+			fmt.Fprintf(s.warn, "%s: warning: %v; reporting in UTC, as PCP does\n", s.o.Prog, err)
+			s.loc = time.UTC
+		}
+		if !s.o.JSON {
+			s.w.WriteString(pcptime.ZoneNote(s.o.ArchiveZone, s.o.Zone, lab.Hostname))
+		}
+	}
+	s.acc = newAccumulator(&s.o, s.meta)
+	if err := s.window(lab); err != nil {
+		return err
+	}
+	if s.o.Label && s.o.JSON {
+		s.w.Write(s.appendJSONLabel(s.b[:0], lab))
+	} else if s.o.Label {
+		s.printLabel(lab)
+	}
+	if s.o.Verbose {
+		s.acc.warnf = s.pmiderr
+	}
+	if d := s.o.Debug; d.Appl0 || d.Appl1 || d.Appl2 {
+		s.acc.dbg = d
+		s.acc.tr = &tracer{w: s.warn, out: s.w, names: s.meta.Names, inst: s.meta.InstName, prec: s.o.Precision,
+			stamp: func(b []byte, t timeval) []byte {
+				return pcptime.AppendTime(b, t.stamp(), s.loc, pcptime.Millis)
+			},
+			markStamp: func(b []byte, t timeval) []byte { return s.printstamp(b, t, '\n') },
+		}
+	}
+	var fetchErr error
+	if err := s.pass(s.acc.add); err != nil {
+		if s.acc.fatal != nil {
+			return s.acc.fatal
+		}
+		fetchErr = err
+	}
+	if s.o.Bins > 0 {
+		if s.o.Debug.Appl0 {
+			io.WriteString(s.warn, "resetting for second iteration\n")
+		}
+		if err := s.pass(s.acc.bin); err != nil && fetchErr == nil {
+			fetchErr = err
+		}
+	}
+	if s.o.Header && !s.o.JSON {
+		s.printHeader()
+	}
+	var bad []string
+	if len(s.o.Metrics) == 0 {
+		s.meta.Traverse("", s.printMetric)
+	} else {
+		for _, m := range s.o.Metrics {
+			spec, err := ParseMetricSpec(m)
+			if err != nil {
+				fmt.Fprint(s.warn, err.Error())
+				bad = append(bad, m)
+				continue
+			}
+			s.spec = &spec
+			if !s.meta.Traverse(spec.Metric, s.printMetric) {
+				fmt.Fprintf(s.warn, "%s: PMNS traversal failed for %s: Unknown metric name\n", s.o.Prog, spec.Metric)
+				bad = append(bad, m)
+			}
+			s.spec = nil
+		}
+	}
+	if fetchErr != nil {
+		return &FetchError{fetchErr}
+	}
+	if len(bad) > 0 {
+		return &NamesError{bad}
+	}
+	return nil
+}
+
+// NamesError reports metric specifications that did not parse or name
+// nothing in the archive; the others were summarised, and each bad one
+// was reported on Warn. pmlogsummary says so and exits 0; pcpsummary
+// fails.
+type NamesError struct{ Specs []string }
+
+func (e *NamesError) Error() string {
+	return fmt.Sprintf("%d of the metric names given are unknown or malformed: %s", len(e.Specs), strings.Join(e.Specs, ", "))
+}
+
+func (s *summarizer) pmiderr(p stream.PMID, format string, args ...any) {
+	fmt.Fprintf(s.warn, "%s: ", s.o.Prog)
+	names := s.meta.Names(p)
+	for i, n := range names {
+		if i > 0 {
+			fmt.Fprint(s.warn, " or ")
+		}
+		fmt.Fprint(s.warn, n)
+	}
+	fmt.Fprintf(s.warn, "(%s) - ", p)
+	fmt.Fprintf(s.warn, format, args...)
+}
+
+// window resolves -S and -T against the archive's bounds, in
+// microseconds, as pmGetContextOptions does for pmlogsummary.
+func (s *summarizer) window(lab stream.Label) error {
+	start := toTimeval(lab.Start)
+	end, ok, err := s.a.End()
+	if err != nil {
+		return err
+	}
+	finish := timeval{maxTime, 0}
+	if ok {
+		finish = toTimeval(end)
+	}
+	if s.o.Start != "" || s.o.Finish != "" {
+		w, err := pcptime.ParseWindow(s.o.Start, s.o.Finish, "", "", start.stamp(), finish.stamp(), s.loc)
+		if err != nil {
+			return err
+		}
+		start, finish = toTimeval(w.Start), toTimeval(w.End)
+	}
+	s.start, s.finish = start, finish
+	s.logspan = s.acc.rc.toReal(finish) - s.acc.rc.toReal(start)
+	s.dayflag = tsub(finish, start).sec > 86400
+	return nil
+}
+
+// pass reads the window's records once, handing each result to f.
+func (s *summarizer) pass(f func(*stream.Result, timeval) error) error {
+	it := s.a.Records(format.DataOnly(), format.From(s.start.stamp()))
+	defer it.Close()
+	for it.Next() {
+		var ts timeval
+		switch r := it.At().(type) {
+		case *stream.Mark:
+			ts = toTimeval(r.T)
+			if !ts.notAfter(s.finish) {
+				return nil
+			}
+			s.acc.mark(ts)
+		case *stream.Result:
+			ts = toTimeval(r.T)
+			if !ts.notAfter(s.finish) {
+				return nil
+			}
+			if r.NumPMID() == 0 {
+				s.acc.mark(ts)
+				continue
+			}
+			if err := f(r, ts); err != nil {
+				return err
+			}
+		}
+	}
+	return it.Err()
+}
+
+func (s *summarizer) printLabel(lab stream.Label) {
+	b := s.b[:0]
+	b = append(b, "Log Label (Log Format Version "...)
+	b = strconv.AppendInt(b, int64(lab.Version), 10)
+	b = append(b, ")\nPerformance metrics from host "...)
+	b = append(b, lab.Hostname...)
+	b = append(b, "\n  commencing "...)
+	b = pcptime.AppendDate(b, s.start.stamp(), s.loc, pcptime.Millis)
+	b = append(b, "\n  ending     "...)
+	if s.finish.sec == maxTime {
+		b = append(b, "UNKNOWN"...)
+	} else {
+		b = pcptime.AppendDate(b, s.finish.stamp(), s.loc, pcptime.Millis)
+	}
+	b = append(b, '\n')
+	s.w.Write(b)
+	s.b = b[:0]
+}
+
+func (s *summarizer) printHeader() {
+	d := string(s.o.Delim)
+	h := "metric"
+	if s.o.Stochastic {
+		h += d + "stochastic_average"
+	}
+	if !s.o.NoTimeAve {
+		h += d + "time_average"
+	}
+	if s.o.Sum {
+		h += d + "sum"
+	}
+	if s.o.Min {
+		h += d + "minimum"
+	}
+	if s.o.MinTime {
+		h += d + "minimum_time"
+	}
+	if s.o.Max {
+		h += d + "maximum"
+	}
+	if s.o.MaxTime {
+		h += d + "maximum_time"
+	}
+	if s.o.Count {
+		h += d + "count"
+	}
+	if s.o.Bins > 0 {
+		h += d + "bins"
+	}
+	h += d + "units\n"
+	s.w.WriteString(h)
+}
+
+// appendNum appends v as printf("%.*f", precision) prints it.
+func (s *summarizer) appendNum(b []byte, v float64) []byte { return appendC(b, v, s.o.Precision) }
+
+// appendStamp appends a minimum or maximum time as printstamp does.
+func (s *summarizer) appendStamp(b []byte, t timeval) []byte { return s.printstamp(b, t, s.o.Delim) }
+
+// printstamp is pmlogsummary's printstamp: the delimiter, then the time,
+// with its date and in quotes when the window is longer than a day.
+func (s *summarizer) printstamp(b []byte, t timeval, delim byte) []byte {
+	b = append(b, delim)
+	if s.dayflag {
+		b = append(b, '\'')
+		b = pcptime.AppendDate(b, t.stamp(), s.loc, pcptime.Millis)
+		return append(b, '\'')
+	}
+	return pcptime.AppendTime(b, t.stamp(), s.loc, pcptime.Millis)
+}
+
+// printMetric is pmlogsummary's printsummary for one leaf name: every
+// instance of the metric, once (a metric with several names prints under
+// the first the traversal meets).
+func (s *summarizer) printMetric(name string) {
+	pmid, ok := s.meta.Lookup(name)
+	if !ok {
+		return
+	}
+	m := s.acc.metrics[pmid]
+	if m == nil {
+		return
+	}
+	delete(s.acc.metrics, pmid)
+	filter := s.spec != nil && len(s.spec.Insts) > 0
+	for _, is := range m.insts {
+		iname, named := s.meta.InstName(m.indom, is.inst)
+		if !named && filter && m.indom == stream.InDomNull {
+			break
+		}
+		if named && filter && !contains(s.spec.Insts, iname) {
+			continue
+		}
+		st := s.stat(name, m, is)
+		st.InstName, st.Named = iname, named
+		if s.o.JSON {
+			s.b = s.appendJSON(s.b[:0], &st)
+		} else {
+			s.b = s.appendText(s.b[:0], &st)
+		}
+		s.w.Write(s.b)
+	}
+}
+
+// Stat is one line of the summary: the statistics of one instance of one
+// metric over the window, as pmlogsummary computes them.
+type Stat struct {
+	Metric   string
+	Indom    bool   // the metric has an instance domain
+	Inst     int32  // the instance (PM_IN_NULL for a singular metric)
+	InstName string // its name, when Named
+	Named    bool
+	Units    string // as printed: rate units for counters, "none" for none
+	// Sparse marks a counter whose samples cover 10% of the window or
+	// less (pmlogsummary's '*'); Insufficient one with no interval at
+	// all, which has no statistics.
+	Sparse, Insufficient bool
+
+	StochasticAverage, TimeAverage, Sum, Min, Max float64
+	MinTime, MaxTime                              stream.Timestamp
+	Count                                         uint32
+	Bins                                          []Bin
+}
+
+// Bin is one bin of a histogram: the values up to Upper (and above the
+// previous bin's). Empty is pmlogsummary's "[]" bin, after the first when
+// every value was the same.
+type Bin struct {
+	Upper float64
+	Count uint32
+	Empty bool
+}
+
+// stat completes the statistics of one instance (pmlogsummary's
+// printsummary arithmetic: this changes is, and runs once per instance).
+func (s *summarizer) stat(name string, m *metricStats, is *instStats) Stat {
+	rc := &s.acc.rc
+	if m.sem == stream.SemDiscrete {
+		diff := rc.toReal(tsub(s.finish, is.last))
+		is.stocave += is.lastval
+		is.timeave += float64(is.lastval * diff)
+		is.last = s.finish
+		is.count++
+	}
+	span := rc.toReal(tsub(is.last, is.first))
+	st := Stat{Metric: name, Indom: m.indom != stream.InDomNull, Inst: is.inst, Units: m.units.String()}
+	if st.Units == "" {
+		st.Units = "none"
+	}
+	st.Sparse = m.sem == stream.SemCounter && span/s.logspan <= 0.1
+	if m.sem == stream.SemCounter {
+		if span <= 0 {
+			st.Insufficient = true
+			return st
+		}
+		is.stocave /= float64(is.count)
+		is.timeave /= float64(span * m.scale)
+	} else {
+		is.stocave /= float64(is.count)
+		if span == 0 {
+			span = 1 // a single value: report it
+		}
+		is.timeave /= span
+	}
+	if m.sem == stream.SemDiscrete { // the added mark and end points
+		is.count = is.count - uint32(is.markcount) - 1
+	}
+	st.StochasticAverage, st.TimeAverage, st.Sum = is.stocave, is.timeave, is.sum
+	st.Min, st.Max, st.MinTime, st.MaxTime = is.min, is.max, is.mintime.stamp(), is.maxtime.stamp()
+	st.Count = is.count
+	for j := 0; j < s.o.Bins; j++ {
+		if j > 0 && is.min == is.max {
+			st.Bins = append(st.Bins, Bin{Empty: true})
+			continue
+		}
+		st.Bins = append(st.Bins, Bin{Upper: float64((is.max-is.min)/float64(s.o.Bins)*float64(j+1)) + is.min, Count: is.bin[j]})
+	}
+	return st
+}
+
+// appendText appends a summary line as pmlogsummary prints it.
+func (s *summarizer) appendText(b []byte, st *Stat) []byte {
+	d := s.o.Delim
+	if st.Sparse {
+		b = append(b, '*')
+	}
+	b = append(b, st.Metric...)
+	b = append(b, d)
+	switch {
+	case st.Named:
+		b = append(b, '[', '"')
+		b = append(b, st.InstName...)
+		b = append(b, '"', ']')
+	case st.Indom:
+		b = append(b, '[')
+		b = strconv.AppendUint(b, uint64(uint32(st.Inst)), 10)
+		b = append(b, ']')
+	}
+	if st.Insufficient {
+		b = append(b, d)
+		return append(b, "- insufficient archive data.\n"...)
+	}
+	if s.o.Stochastic {
+		b = s.appendNum(append(b, d), st.StochasticAverage)
+	}
+	if !s.o.NoTimeAve {
+		b = s.appendNum(append(b, d), st.TimeAverage)
+	}
+	if s.o.Sum {
+		b = s.appendNum(append(b, d), st.Sum)
+	}
+	if s.o.Min {
+		b = s.appendNum(append(b, d), st.Min)
+	}
+	if s.o.MinTime {
+		b = s.appendStamp(b, toTimeval(st.MinTime))
+	}
+	if s.o.Max {
+		b = s.appendNum(append(b, d), st.Max)
+	}
+	if s.o.MaxTime {
+		b = s.appendStamp(b, toTimeval(st.MaxTime))
+	}
+	if s.o.Count {
+		b = append(b, d)
+		b = strconv.AppendUint(b, uint64(st.Count), 10)
+	}
+	for _, bin := range st.Bins {
+		if bin.Empty {
+			b = append(b, d, '[', ']', d, '0')
+			continue
+		}
+		b = append(b, d)
+		b = append(b, "[<="...)
+		b = s.appendNum(b, bin.Upper)
+		b = append(b, ']', d)
+		b = strconv.AppendUint(b, uint64(bin.Count), 10)
+	}
+	b = append(b, d)
+	b = append(b, st.Units...)
+	return append(b, '\n')
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func errText(code int32) string { return dump.ErrStr(code) }
