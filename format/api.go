@@ -72,8 +72,19 @@ type WriterOptions struct {
 	IndexRepeats bool
 	// Zstd writes data volumes as seekable zstd (.N.zst).
 	Zstd bool
-	// Overwrite allows replacing an existing archive of the same name.
+	// Overwrite allows replacing an existing archive of the same name. The
+	// replacement is atomic as far as a directory allows: Close moves the
+	// old archive's files aside, renames the new ones into place, and only
+	// then removes the old ones; if any step fails, the old archive is put
+	// back as it was. It is how an archive is rewritten in place (-i).
 	Overwrite bool
+	// RecordHook, when set, is told where each record goes as it is
+	// written: a metadata record by its number among the .meta's records
+	// (from 0, after the label) and its offset; a data record by its
+	// number, volume and offset. A tool that places index entries by rules
+	// of its own (pmlogrewrite's, with ManualIndex) takes its offsets from
+	// it, instead of walking the files afterwards.
+	RecordHook func(meta bool, n int64, vol int32, off int64)
 	// StartAtFirstRecord sets the label's start time to the first result or
 	// mark written (as pmlogextract does) instead of the input label's.
 	StartAtFirstRecord bool
@@ -83,6 +94,11 @@ type WriterOptions struct {
 	// without its content. For scratch outputs, and for comparisons with
 	// tools that do not sync.
 	NoSync bool
+	// ManualIndex leaves the temporal index to the caller (Writer.AddIndex,
+	// with Writer.Offsets), for a tool that must place entries by rules of
+	// its own (pmlogreduce's): the writer then adds none, not even the final
+	// one.
+	ManualIndex bool
 	// Warn receives non-fatal problems; nil discards them.
 	Warn func(error)
 }

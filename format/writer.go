@@ -124,6 +124,7 @@ type Writer struct {
 	haveIdx    bool
 	volRecs    int // data records in the current volume
 	ndata      int64
+	nmeta      int64            // metadata records written (RecordHook)
 	lastT      stream.Timestamp // of the last data record
 	lastOff    int64            // volume offset before the last data record
 	lastIdxed  bool             // the last data record got an index entry
@@ -251,7 +252,7 @@ func (w *Writer) checkFree() error {
 		return fmt.Errorf("%s: %w", w.base, err)
 	}
 	if len(have) > 0 {
-		return fmt.Errorf("%s: archive exists (%s); remove it or allow overwriting", w.base, strings.Join(have, ", "))
+		return fmt.Errorf("%s: archive exists (%s): remove it first, or replace it with --overwrite", w.base, strings.Join(have, ", "))
 	}
 	return nil
 }
@@ -558,6 +559,10 @@ func (w *Writer) writeMeta(rec stream.Record) error {
 	if w.version == 2 && w.meta.off+int64(len(w.scratch)) > maxVolumeV2 {
 		return fmt.Errorf("%s: the metadata would exceed %d bytes, the limit of a v2 archive: write v3", w.meta.final, int64(maxVolumeV2))
 	}
+	if h := w.opts.RecordHook; h != nil {
+		h(true, w.nmeta, 0, w.meta.off)
+	}
+	w.nmeta++
 	return w.meta.write(w.scratch)
 }
 
@@ -865,12 +870,15 @@ func (w *Writer) writeData(t stream.Timestamp, r *stream.Result) error {
 	if err := w.encodeData(t, r); err != nil {
 		return err
 	}
+	if h := w.opts.RecordHook; h != nil {
+		h(false, w.ndata, w.nvol, before)
+	}
 	w.volRecs++
 	w.ndata++
 
 	// The temporal index, as pmlogextract's writerlist decides it.
 	ot := w.outT(t)
-	need := w.indomSince || before == int64(LabelSize(w.version)) || w.vol.off > w.flushAt
+	need := !w.opts.ManualIndex && (w.indomSince || before == int64(LabelSize(w.version)) || w.vol.off > w.flushAt)
 	if need && w.haveIdx && !w.opts.IndexRepeats && w.lastIdxT.Compare(ot) >= 0 {
 		need = false
 	}
@@ -983,7 +991,7 @@ func (w *Writer) finish() error {
 			return err
 		}
 	}
-	if w.ndata > 0 {
+	if w.ndata > 0 && !w.opts.ManualIndex {
 		e := IndexEntry{T: w.lastT, Vol: w.nvol, MetaOff: w.meta.off, DataOff: w.lastOff}
 		if w.lastIdxed {
 			e.DataOff = w.vol.off
@@ -1027,13 +1035,27 @@ func (w *Writer) finish() error {
 			return err
 		}
 	}
-	var stale []string
+	// An archive being replaced (Overwrite) is first moved aside, every
+	// file of it, so that a failure below can put it back as it was.
+	var aside [][2]string // {original, aside}
+	putBack := func() {
+		for _, m := range aside {
+			os.Rename(m[1], m[0])
+		}
+	}
 	if w.opts.Overwrite {
 		old, err := archiveFiles(w.dir, w.name)
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.base, err)
 		}
-		stale = old
+		for i, f := range old {
+			m := [2]string{f, fmt.Sprintf("%s.replaced-%d", w.meta.tmp, i)}
+			if err := os.Rename(m[0], m[1]); err != nil {
+				putBack()
+				return fileErr(f, "move aside (the archive replaced is unchanged)", err)
+			}
+			aside = append(aside, m)
+		}
 	}
 	order := make([]*outFile, 0, len(w.files))
 	for _, o := range w.files {
@@ -1042,25 +1064,22 @@ func (w *Writer) finish() error {
 		}
 	}
 	order = append(order, w.meta)
-	keep := map[string]bool{}
 	for i, o := range order {
 		if err := os.Rename(o.tmp, o.final); err != nil {
 			// Take back what was already renamed: half an archive in
-			// place is worse than none.
+			// place is worse than none, and the one replaced comes back.
 			for _, p := range order[:i] {
 				os.Remove(p.final)
 			}
+			putBack()
 			return fileErr(o.final, "rename into place", err)
 		}
 		o.tmp = ""
-		keep[filepath.Clean(o.final)] = true
 	}
 	w.done = true
-	for _, s := range stale {
-		if !keep[filepath.Clean(s)] {
-			if err := os.Remove(s); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("%s: removing a file of the archive replaced: %w", s, err)
-			}
+	for _, m := range aside {
+		if err := os.Remove(m[1]); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s: removing a file of the archive replaced: %w", m[0], err)
 		}
 	}
 	return syncDir(w.dir)
@@ -1107,6 +1126,34 @@ func (w *Writer) Abort() {
 			o.tmp = ""
 		}
 	}
+}
+
+// Offsets returns where the next records would go, after writing any
+// metadata held back: the data volume (0 before the first data record),
+// the size of the .meta file and the size of the volume (uncompressed; the
+// size of its label before the first data record). With ManualIndex, the
+// caller makes its index entries from these.
+func (w *Writer) Offsets() (vol int32, meta, data int64, err error) {
+	if w.err != nil {
+		return 0, 0, 0, w.err
+	}
+	if len(w.pending) > 0 {
+		if err := w.flushPending(); err != nil {
+			w.err = err
+			return 0, 0, 0, err
+		}
+	}
+	if w.vol == nil {
+		return 0, w.meta.off, int64(LabelSize(w.version)), nil
+	}
+	return w.nvol, w.meta.off, w.vol.off, nil
+}
+
+// AddIndex appends an entry to the temporal index (its time cut to the
+// output version's resolution). For writers with ManualIndex.
+func (w *Writer) AddIndex(e IndexEntry) {
+	e.T = w.outT(e.T)
+	w.index = append(w.index, e)
 }
 
 // Version returns the version of the archive being written (0 before the

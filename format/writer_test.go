@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -1594,6 +1595,62 @@ func BenchmarkCopyQA(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		if _, err := copyArchive(base, filepath.Join(dir, strconv.Itoa(i)), WriterOptions{}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestWriterOverwriteFailurePutsBack: a replacement that fails half way
+// (here the second volume's temporary file vanishes before its rename) must
+// leave the archive it was replacing exactly as it was: rewriting in place
+// (-i) depends on it.
+func TestWriterOverwriteFailurePutsBack(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "a")
+	old := []stream.Record{testLabel(3), testResult(t, 1700000001, 1), testResult(t, 1700000002, 2), testResult(t, 1700000003, 3)}
+	if err := writeAll(t, base, WriterOptions{VolumeRecords: 2}, old...); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string][]byte{}
+	for _, n := range dirNames(t, dir) {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[n] = b
+	}
+	w, err := Create(base, WriterOptions{VolumeRecords: 1, Overwrite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []stream.Record{testLabel(3), testResult(t, 1700000005, 5), testResult(t, 1700000006, 6), testResult(t, 1700000007, 7)} {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var vols []*outFile
+	for _, o := range w.files {
+		if o != w.meta {
+			vols = append(vols, o)
+		}
+	}
+	if len(vols) < 2 {
+		t.Fatalf("%d volumes written", len(vols))
+	}
+	os.Remove(vols[1].tmp)
+	if err := w.Close(); err == nil {
+		t.Fatal("Close succeeded with a temporary file gone")
+	}
+	after := dirNames(t, dir)
+	if len(after) != len(before) {
+		t.Fatalf("files after a failed replacement %v, before %v", after, slices.Sorted(maps.Keys(before)))
+	}
+	for _, n := range after {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b, before[n]) {
+			t.Errorf("%s changed by a failed replacement", n)
 		}
 	}
 }

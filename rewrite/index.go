@@ -1,204 +1,83 @@
 package rewrite
 
 import (
-	"encoding/binary"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
-
 	"github.com/pcptools/pcptools/format"
 )
 
-// FixIndex replaces the temporal index of the archive at base (written by
-// format.Writer from a Rewriter's records) with pmlogrewrite's, from the
-// Rewriter's IndexHints. It finds the offsets by walking the record
-// lengths of the .meta and of the (uncompressed) data volumes: it reads a
-// few bytes per record, and keeps only the offsets the hints ask for. The
-// new index is written to a temporary file, synced when sync is set (as
-// pmlogrewrite does with -i) and renamed over the old one.
-func FixIndex(base string, version int, hints []IndexHint, sync bool) error {
-	// The record numbers wanted, in order.
-	var wantMeta, wantData []int
-	for _, h := range hints {
-		if h.Meta >= 0 {
-			wantMeta = append(wantMeta, h.Meta)
-		}
-		wantData = append(wantData, h.Data)
-	}
-	sortUniq := func(s []int) []int {
-		sort.Ints(s)
-		out := s[:0]
-		for i, v := range s {
-			if i == 0 || v != s[i-1] {
-				out = append(out, v)
-			}
-		}
-		return out
-	}
-	wantMeta, wantData = sortUniq(wantMeta), sortUniq(wantData)
+// indexPlacer writes pmlogrewrite's temporal index with the archive: the
+// Rewriter's IndexHints say at which data record (and after which
+// metadata record) an entry goes, and the writer says where each record
+// lands as it writes it (format.WriterOptions.RecordHook), so the entries
+// are known before the archive is closed and the archive is renamed into
+// place whole, index included. (It used to be written by the writer with
+// the writer's own index, then walked record by record to find the
+// offsets, and its .index replaced: a second pass over every file, and an
+// archive in place with the wrong index for a moment.)
+//
+// A hint names records by number; the hint for data record n is made
+// before n is written, so the hook keeps only the offsets some hint asks
+// for. The last data record's position is kept too: the final hint names
+// it after it was written. A hint whose record never comes points at the
+// end of the files, as pmlogrewrite's does.
+type indexPlacer struct {
+	rw       *Rewriter
+	metaAt   map[int64]int64
+	dataAt   map[int64]dataPos
+	last     dataPos
+	lastN    int64
+	mi, di   int // the first hints not yet matched to a record
+	haveLast bool
+}
 
-	metaAt := map[int]int64{}
-	metaEnd, _, err := recordOffsets(base+".meta", 0, wantMeta, func(k int, off int64) { metaAt[k] = off })
+type dataPos struct {
+	vol int32
+	off int64
+}
+
+func newIndexPlacer(rw *Rewriter) *indexPlacer {
+	return &indexPlacer{rw: rw, metaAt: map[int64]int64{}, dataAt: map[int64]dataPos{}}
+}
+
+// hook is the writer's RecordHook.
+func (p *indexPlacer) hook(meta bool, n int64, vol int32, off int64) {
+	hints := p.rw.hints
+	if meta {
+		for p.mi < len(hints) && int64(hints[p.mi].Meta) < n {
+			p.mi++
+		}
+		if p.mi < len(hints) && int64(hints[p.mi].Meta) == n {
+			p.metaAt[n] = off
+		}
+		return
+	}
+	p.last, p.lastN, p.haveLast = dataPos{vol, off}, n, true
+	for p.di < len(hints) && int64(hints[p.di].Data) < n {
+		p.di++
+	}
+	if p.di < len(hints) && int64(hints[p.di].Data) == n {
+		p.dataAt[n] = dataPos{vol, off}
+	}
+}
+
+// addEntries gives w the index entries of every hint so far.
+func (p *indexPlacer) addEntries(w *format.Writer) error {
+	vol, metaEnd, dataEnd, err := w.Offsets()
 	if err != nil {
 		return err
 	}
-	vols, err := volumes(base)
-	if err != nil {
-		return err
-	}
-	type pos struct {
-		vol int32
-		off int64
-	}
-	dataAt := map[int]pos{}
-	var end pos
-	seen := 0 // data records in the volumes before
-	for _, v := range vols {
-		// The wanted records from this volume on, renumbered from 0.
-		var want []int
-		for _, k := range wantData {
-			if k >= seen {
-				want = append(want, k-seen)
+	for _, h := range p.rw.hints {
+		d, ok := p.dataAt[int64(h.Data)]
+		if !ok {
+			d = dataPos{vol, dataEnd}
+			if p.haveLast && int64(h.Data) == p.lastN {
+				d = p.last
 			}
 		}
-		vol := int32(v.num)
-		e, n, err := recordOffsets(v.path, seen, want, func(k int, off int64) { dataAt[k] = pos{vol, off} })
-		if err != nil {
-			return err
-		}
-		seen += n
-		end = pos{vol, e}
-	}
-	idxPath := base + ".index"
-	old, err := os.ReadFile(idxPath)
-	if err != nil {
-		return err
-	}
-	ls := format.LabelSize(version)
-	if len(old) < ls {
-		return fmt.Errorf("%s: shorter than its label", idxPath)
-	}
-	buf := append([]byte(nil), old[:ls]...)
-	for _, h := range hints {
-		p, ok := dataAt[h.Data]
-		if !ok {
-			p = end
-		}
-		m, ok := metaAt[h.Meta]
+		m, ok := p.metaAt[int64(h.Meta)]
 		if h.Meta < 0 || !ok {
 			m = metaEnd
 		}
-		buf = format.AppendIndexEntry(buf, format.IndexEntry{T: h.T, Vol: p.vol, MetaOff: m, DataOff: p.off}, version)
-	}
-	tmp := filepath.Join(filepath.Dir(idxPath), "."+filepath.Base(idxPath)+".tmp")
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(buf); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if sync {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			os.Remove(tmp)
-			return err
-		}
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, idxPath); err != nil {
-		os.Remove(tmp)
-		return err
+		w.AddIndex(format.IndexEntry{T: h.T, Vol: d.vol, MetaOff: m, DataOff: d.off})
 	}
 	return nil
-}
-
-// recordOffsets walks the records after the label of a PCP archive file
-// and calls found with the offset of each record whose number (from 0,
-// plus first) is listed in want (sorted, numbers relative to the file). It
-// returns the file's size and its number of records.
-func recordOffsets(path string, first int, want []int, found func(k int, off int64)) (int64, int, error) {
-	size := int64(0)
-	k := 0
-	err := walkRecords(path, func(off int64) {
-		for len(want) > 0 && want[0] < k {
-			want = want[1:]
-		}
-		if len(want) > 0 && want[0] == k {
-			found(first+k, off)
-		}
-		k++
-	}, &size)
-	return size, k, err
-}
-
-// walkRecords calls each with the offset of every record after the label,
-// reading only the length words, and sets *size to the file's size.
-func walkRecords(path string, each func(off int64), size *int64) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	*size = st.Size()
-	var w [4]byte
-	first := true
-	for off := int64(0); off < *size; {
-		if _, err := f.ReadAt(w[:], off); err != nil {
-			if err == io.EOF {
-				break
-			}
-			return err
-		}
-		n := int64(binary.BigEndian.Uint32(w[:]))
-		if n < 8 || off+n > *size {
-			return fmt.Errorf("%s: offset %d: bad record length %d", path, off, n)
-		}
-		if !first {
-			each(off)
-		}
-		first = false
-		off += n
-	}
-	return nil
-}
-
-type volFile struct {
-	num  int
-	path string
-}
-
-func volumes(base string) ([]volFile, error) {
-	dir, name := filepath.Dir(base), filepath.Base(base)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []volFile
-	for _, e := range ents {
-		s, ok := strings.CutPrefix(e.Name(), name+".")
-		if !ok {
-			continue
-		}
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 {
-			continue
-		}
-		out = append(out, volFile{n, filepath.Join(dir, e.Name())})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].num < out[j].num })
-	return out, nil
 }

@@ -35,6 +35,7 @@ type Job struct {
 	Scale     bool
 	damage    error // a truncated input record, met while reading
 	NoSync    bool  // --no-sync (never with -i: the input is at stake)
+	Overwrite bool  // --overwrite: replace an existing output archive
 }
 
 func (j *Job) warn(err error) {
@@ -102,27 +103,38 @@ func (j *Job) Run(stdin *os.File, stdout io.Writer) error {
 	rw := New(it, plan, Options{OutputVersion: outVer, Meta: meta, Index: index})
 
 	out := j.Out
-	var tmpBase string
 	if j.InPlace {
-		dir := filepath.Dir(a.Base())
-		f, err := os.CreateTemp(dir, ".pcprewrite-")
-		if err != nil {
-			return err
-		}
-		tmpBase = f.Name()
-		f.Close()
-		os.Remove(tmpBase)
-		out = tmpBase
+		// The writer replaces the input when it closes, atomically as far
+		// as the directory allows, and puts it back on any failure.
+		out = a.Base()
 	}
 	wopts := format.WriterOptions{Version: outVer, StartAtFirstRecord: true, DeltaInDoms: true,
-		KeepVolumes: true, IndexRepeats: true, Warn: j.warn, NoSync: j.NoSync && !j.InPlace}
-	sink, err := toolio.OpenOutput(out, wopts, stdout)
-	if err != nil {
-		return err
+		KeepVolumes: true, IndexRepeats: true, Warn: j.warn, NoSync: j.NoSync && !j.InPlace,
+		Overwrite: j.InPlace || j.Overwrite}
+	var w *format.Writer
+	var place *indexPlacer
+	var sink toolio.Sink
+	if out == "" {
+		if sink, err = toolio.OpenOutput("", wopts, stdout); err != nil {
+			return err
+		}
+	} else {
+		place = newIndexPlacer(rw)
+		wopts.ManualIndex, wopts.RecordHook = true, place.hook
+		if w, err = format.Create(out, wopts); err != nil {
+			return err
+		}
+		sink = toolio.ArchiveSink(w)
+		rw.EncodeInto(w) // every result is written before the next Next
 	}
 	defer toolio.AbortOnPanic(sink)
-	if sp, ok := sink.(ResultSpacer); ok {
-		rw.EncodeInto(sp) // every result is written before the next Next
+	closeArchive := func() error {
+		if place != nil {
+			if err := place.addEntries(w); err != nil {
+				return err
+			}
+		}
+		return sink.Close()
 	}
 	for rw.Next() {
 		if err := sink.Write(rw.At()); err != nil {
@@ -132,7 +144,7 @@ func (j *Job) Run(stdin *os.File, stdout io.Writer) error {
 	}
 	if err := rw.Err(); err != nil {
 		if j.Desperate && out != "" && !j.InPlace && rw.DataRecords() > 0 {
-			if cerr := sink.Close(); cerr == nil {
+			if cerr := closeArchive(); cerr == nil {
 				fmt.Fprintf(j.Stderr, "%s: %v\n%s: the partial archive %q is kept (-d)\n", j.Prog, err, j.Prog, out)
 				return toolio.Silent{Code: toolio.ExitFailed}
 			}
@@ -157,22 +169,12 @@ func (j *Job) Run(stdin *os.File, stdout io.Writer) error {
 		}
 		return fmt.Errorf("%s: no data records: nothing written", name)
 	}
-	if err := sink.Close(); err != nil {
+	if err := closeArchive(); err != nil {
 		sink.Abort(err)
+		if j.InPlace {
+			return fmt.Errorf("in place: %w (the input is unchanged)", err)
+		}
 		return err
-	}
-	if out == "" {
-		return nil
-	}
-	// Synced like every archive the tools write (pmlogrewrite syncs
-	// only with -i): a crash soon after must not leave a renamed but
-	// empty file.
-	if err := FixIndex(out, outVer, rw.IndexHints(), true); err != nil {
-		removeArchive(out)
-		return err
-	}
-	if j.InPlace {
-		return replace(a, tmpBase)
 	}
 	return nil
 }
@@ -233,62 +235,4 @@ func Report(w io.Writer, plan *rules.Plan) {
 		}
 		fmt.Fprintln(w)
 	}
-}
-
-// archiveFiles lists the files of the archive written at base.
-func archiveFiles(base string) []string {
-	files, _ := format.ArchiveFiles(base)
-	return files
-}
-
-func removeArchive(base string) {
-	for _, f := range archiveFiles(base) {
-		os.Remove(f)
-	}
-}
-
-// replace puts the archive written at tmp in the place of the input a:
-// the input's files are first moved aside, then the new ones renamed into
-// place, then the old ones removed; any failure puts the input back.
-func replace(a *format.Archive, tmp string) error {
-	base := a.Base()
-	olds := a.Files()
-	news := archiveFiles(tmp)
-	type mv struct{ from, to string }
-	var aside, placed []mv
-	undo := func() {
-		for _, m := range placed {
-			os.Rename(m.to, m.from)
-		}
-		for _, m := range aside {
-			os.Rename(m.to, m.from)
-		}
-		removeArchive(tmp)
-	}
-	for i, f := range olds {
-		m := mv{f, fmt.Sprintf("%s.pcprewrite-old-%d", tmp, i)}
-		if err := os.Rename(m.from, m.to); err != nil {
-			undo()
-			return fmt.Errorf("in place: %w (the input is unchanged)", err)
-		}
-		aside = append(aside, m)
-	}
-	for _, f := range news {
-		// The suffix (.meta, .0, ...) after the temporary name; compared
-		// by file name, as the paths may be spelled differently (./x).
-		m := mv{f, base + strings.TrimPrefix(filepath.Base(f), filepath.Base(tmp))}
-		if err := os.Rename(m.from, m.to); err != nil {
-			undo()
-			return fmt.Errorf("in place: %w (the input is unchanged)", err)
-		}
-		placed = append(placed, m)
-	}
-	if d, err := os.Open(filepath.Dir(base)); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	for _, m := range aside {
-		os.Remove(m.to)
-	}
-	return nil
 }

@@ -28,6 +28,7 @@ var opts = toolio.Opts{
 	toolio.OptVersion,
 	toolio.OptZstd,
 	toolio.OptNoSync,
+	toolio.OptOverwrite,
 	{Name: "volume-records", Value: "N", Kind: toolio.Int, Usage: "start a new volume every `N` records"},
 	{Name: "volume-size", Value: "SIZE", Usage: "start a new volume before `SIZE` bytes (e.g. 100MiB)"},
 	{Name: "check", Usage: "check archive integrity like pmlogcheck; exit 1 if anything is wrong"},
@@ -153,17 +154,17 @@ func isTerminal(w io.Writer) bool {
 }
 
 func writerOptions(c *cli.Context, stderr io.Writer) (format.WriterOptions, error) {
-	o := format.WriterOptions{Version: c.Int("V"), Zstd: c.Bool("zstd"), VolumeRecords: c.Int("volume-records"), NoSync: c.Bool("no-sync"), Warn: warner(stderr)}
+	o := format.WriterOptions{VolumeRecords: c.Int("volume-records"), Warn: warner(stderr)}
+	if err := toolio.WriterFlags(c, &o); err != nil {
+		return o, err
+	}
 	// A plain copy keeps the input's volumes; asking for a roll-over policy
 	// replaces them.
 	o.KeepVolumes = o.VolumeRecords == 0 && c.String("volume-size") == ""
-	if o.Version != 0 && o.Version != 2 && o.Version != 3 {
-		return o, toolio.UsageError{Msg: fmt.Sprintf("-V %d: the archive version must be 2 or 3", o.Version)}
-	}
 	if s := c.String("volume-size"); s != "" {
 		n, err := toolio.ParseSize(s)
 		if err != nil {
-			return o, toolio.UsageError{Msg: "--volume-size: " + err.Error()}
+			return o, toolio.Usagef("--volume-size: %v", err)
 		}
 		o.VolumeBytes = n
 	}

@@ -48,15 +48,12 @@ var opts = toolio.Opts{
 	toolio.OptJobs,
 	toolio.OptZstd,
 	toolio.OptNoSync,
+	toolio.OptOverwrite,
 	{Name: "no-carry", Native: true, Usage: "with -S, do not carry the values of discrete metrics logged before the window to its start"},
 }
 
 func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
-	prog := "pcpextract"
-	compat := len(args) > 0 && toolio.InvokedAs(args[0], "pmlogextract")
-	if compat {
-		prog = "pmlogextract"
-	}
+	prog, compat := toolio.Names(args, "pcpextract", "pmlogextract")
 	toolio.GuardFaults()
 	defer toolio.CatchPanic(prog, stderr, &status)
 	usage := "pcpextract [options] [archive ...] [-o OUT]\n   pcpcat A | pcpextract -S @10:00 -T @11:00 -o OUT\n   pcpextract --folio F ... -o DIR     (or directories of per-host archives)"

@@ -39,14 +39,11 @@ var opts = toolio.Opts{
 	{Name: "r", Aliases: []string{"rules"}, Value: "FILE", Kind: toolio.Strings, Native: true, Usage: "rules in pcprewrite's expression language from `FILE` (repeatable; docs/rules.md)"},
 	toolio.OptOutput,
 	toolio.OptNoSync,
+	toolio.OptOverwrite,
 }
 
 func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
-	prog := "pcprewrite"
-	compat := len(args) > 0 && toolio.InvokedAs(args[0], "pmlogrewrite")
-	if compat {
-		prog = "pmlogrewrite"
-	}
+	prog, compat := toolio.Names(args, "pcprewrite", "pmlogrewrite")
 	toolio.GuardFaults()
 	defer toolio.CatchPanic(prog, stderr, &status)
 	usage := "pcprewrite [-c config]... [-r rules]... [options] [archive] [-o OUT]\n   pcpcat A | pcprewrite -r fix.rules | pcpextract -o OUT\n   pcprewrite -i -c /var/lib/pcp/config/pmlogrewrite ARCHIVE"
@@ -77,7 +74,8 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, stderr io.Writer) error {
 	j := &rewrite.Job{Prog: prog, Compat: compat, Stderr: stderr, InPlace: c.Bool("i"), Check: c.Bool("C"),
 		Quick: c.Bool("q"), Verbose: c.Bool("v") || c.Bool("C"), Warnings: c.Bool("w") || c.Bool("C"),
-		Desperate: c.Bool("d"), Version: c.Int("V"), Scale: c.Bool("s"), NoSync: !compat && c.Bool("no-sync")}
+		Desperate: c.Bool("d"), Version: c.Int("V"), Scale: c.Bool("s"), NoSync: !compat && c.Bool("no-sync"),
+		Overwrite: !compat && c.Bool("overwrite")}
 	if v := j.Version; v != 0 && v != 2 && v != 3 {
 		return toolio.UsageError{Msg: fmt.Sprintf("-V %d: unsupported version (2 or 3)", v)}
 	}

@@ -57,6 +57,10 @@ var (
 		Usage: "output archive `version` (2 or 3)"}
 	OptZstd   = Opt{Name: "zstd", Native: true, Usage: "write data volumes as seekable zstd (.N.zst; PCP reads them from 6.3.2)"}
 	OptNoSync = Opt{Name: "no-sync", Native: true, Usage: NoSyncUsage}
+	// OptOverwrite replaces an existing output archive the way -i replaces
+	// an input: the old archive stays whole until the new one is complete,
+	// and is put back if the replacement fails.
+	OptOverwrite = Opt{Name: "overwrite", Native: true, Usage: "replace an existing output archive (the old one stays whole until the new one is complete)"}
 	OptDebug  = Opt{Name: "D", Value: "FLAGS", Hidden: true, Usage: "PCP debug flags (accepted and ignored)"}
 	OptFolio  = Opt{Name: "folio", Native: true, Usage: "the arguments are archive folios or directories of archives of several hosts: one output per host, in directory -o DIR"}
 	OptJobs   = Opt{Name: "j", Aliases: []string{"jobs"}, Value: "N", Kind: Int, Native: true, Usage: "with --folio, work on at most `N` hosts at once (default: the number of CPUs)"}
@@ -199,6 +203,7 @@ func WriterFlags(c *cli.Context, o *format.WriterOptions) error {
 	}
 	o.Zstd = o.Zstd || c.Bool("zstd")
 	o.NoSync = o.NoSync || c.Bool("no-sync")
+	o.Overwrite = o.Overwrite || c.Bool("overwrite")
 	if v := c.String("v"); v != "" {
 		if n, err := strconv.Atoi(v); err == nil {
 			if n <= 0 {
@@ -259,4 +264,14 @@ func RecoverFault(err *error) {
 		}
 		panic(r)
 	}
+}
+
+// Names returns the name a command reports under and whether it runs in
+// its PCP-name mode: invoked as pcpName (a symlink such as pmlogextract ->
+// pcpextract) it takes PCP's command line.
+func Names(args []string, native, pcpName string) (prog string, compat bool) {
+	if len(args) > 0 && InvokedAs(args[0], pcpName) {
+		return pcpName, true
+	}
+	return native, false
 }

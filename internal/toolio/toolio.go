@@ -245,3 +245,7 @@ func Spill(names []string, stdin *os.File, dir, name string, opts format.WriterO
 	}
 	return format.Open(base, format.WithWarn(warn))
 }
+
+// ArchiveSink is the Sink of an archive writer a tool opened itself (to
+// set options OpenOutput does not know, such as a RecordHook).
+func ArchiveSink(w *format.Writer) Sink { return archiveSink{w} }
