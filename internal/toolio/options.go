@@ -61,9 +61,9 @@ var (
 	// an input: the old archive stays whole until the new one is complete,
 	// and is put back if the replacement fails.
 	OptOverwrite = Opt{Name: "overwrite", Native: true, Usage: "replace an existing output archive (the old one stays whole until the new one is complete)"}
-	OptDebug  = Opt{Name: "D", Value: "FLAGS", Hidden: true, Usage: "PCP debug flags (accepted and ignored)"}
-	OptFolio  = Opt{Name: "folio", Native: true, Usage: "the arguments are archive folios or directories of archives of several hosts: one output per host, in directory -o DIR"}
-	OptJobs   = Opt{Name: "j", Aliases: []string{"jobs"}, Value: "N", Kind: Int, Native: true, Usage: "with --folio, work on at most `N` hosts at once (default: the number of CPUs)"}
+	OptDebug     = Opt{Name: "D", Value: "FLAGS", Hidden: true, Usage: "PCP debug flags (accepted and ignored)"}
+	OptFolio     = Opt{Name: "folio", Native: true, Usage: "the arguments are archive folios or directories of archives of several hosts: one output per host, in directory -o DIR"}
+	OptJobs      = Opt{Name: "j", Aliases: []string{"jobs"}, Value: "N", Kind: Int, Native: true, Usage: "with --folio, work on at most `N` hosts at once (default: the number of CPUs)"}
 )
 
 // Window is -S, -T, -z and -Z.
