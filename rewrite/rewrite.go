@@ -151,7 +151,7 @@ func New(in stream.Iterator, plan *rules.Plan, opts Options) *Rewriter {
 	r.shift = plan.Global.Shift
 	// Results that need rewriting are walked whole here anyway: checking
 	// them on the way saves the reader a walk of its own.
-	if d, ok := in.(stream.CheckDeferrer); ok && d.DeferChecks() {
+	if d, ok := stream.As[stream.CheckDeferrer](in); ok && d.DeferChecks() {
 		r.checks = d
 	}
 	if opts.Meta != nil {

@@ -47,6 +47,37 @@ type CheckDeferrer interface {
 	CheckResult() error
 }
 
+// Capabilities such as CheckDeferrer are found with As, never with a bare
+// type assertion, so that they survive the stages in between. The
+// contract: a stage that hands out its source's records unchanged, each
+// at the moment its source has it current (it may skip records, or hand
+// out records of its own that are not results), implements Unwrap, and As
+// looks through it to the source. A stage that copies, re-encodes,
+// buffers or reorders results must not implement Unwrap: a capability
+// then stops at it, which is safe (the consumer does without), and it may
+// offer the capability itself. Prepend unwraps; Concat, the extractor and
+// the rewriter do not.
+type Unwrapper interface {
+	Unwrap() Iterator
+}
+
+// As finds, on it or on the iterators below it through Unwrap, the first
+// that implements T (like errors.As for error chains).
+func As[T any](it Iterator) (T, bool) {
+	for it != nil {
+		if c, ok := it.(T); ok {
+			return c, true
+		}
+		u, ok := it.(Unwrapper)
+		if !ok {
+			break
+		}
+		it = u.Unwrap()
+	}
+	var zero T
+	return zero, false
+}
+
 // All adapts an Iterator to a range-over-func sequence. A non-nil error is
 // yielded once, as the last element, with a nil record.
 func All(it Iterator) iter.Seq2[Record, error] {
@@ -279,3 +310,7 @@ func (p *prepended) At() Record {
 }
 
 func (p *prepended) Err() error { return p.rest.Err() }
+
+// Unwrap implements Unwrapper: after its head, a prepended iterator hands
+// out its rest's records as they come.
+func (p *prepended) Unwrap() Iterator { return p.rest }

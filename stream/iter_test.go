@@ -476,3 +476,23 @@ func TestPrepend(t *testing.T) {
 		t.Fatalf("Prepend gave %#v", got)
 	}
 }
+
+type deferrer struct{ *stream.SliceIterator }
+
+func (deferrer) DeferChecks() bool  { return true }
+func (deferrer) CheckResult() error { return nil }
+
+// A capability survives a stage that unwraps (Prepend) and stops at one
+// that does not (Concat).
+func TestAsThroughStages(t *testing.T) {
+	src := deferrer{stream.FromSlice(nil)}
+	if _, ok := stream.As[stream.CheckDeferrer](stream.Prepend(&stream.Label{}, src)); !ok {
+		t.Error("CheckDeferrer lost behind Prepend")
+	}
+	if _, ok := stream.As[stream.CheckDeferrer](stream.Concat(nil, src)); ok {
+		t.Error("CheckDeferrer found through Concat, which must not pass it on")
+	}
+	if _, ok := stream.As[stream.CheckDeferrer](stream.FromSlice(nil)); ok {
+		t.Error("CheckDeferrer found where there is none")
+	}
+}
