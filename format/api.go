@@ -72,6 +72,10 @@ type WriterOptions struct {
 	IndexRepeats bool
 	// Zstd writes data volumes as seekable zstd (.N.zst).
 	Zstd bool
+	// Xz writes data volumes as xz (.N.xz) in independent blocks with an
+	// index, as `xz -T2` does, compressed on every core; PCP reads them
+	// (6.0.3 too), seeking with the index. Zstd wins when both are set.
+	Xz bool
 	// Overwrite allows replacing an existing archive of the same name. The
 	// replacement is atomic as far as a directory allows: Close moves the
 	// old archive's files aside, renames the new ones into place, and only

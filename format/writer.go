@@ -153,16 +153,17 @@ type outFile struct {
 	final  string
 	tmp    string
 	f      *os.File
-	z      *compress.SeekableWriter // nil unless the file is compressed
-	bw     *bufio.Writer            // nil when aw is used
-	aw     *asyncWriter             // data volumes: see asyncWriter
+	z      io.WriteCloser // nil unless the file is compressed
+	bw     *bufio.Writer  // nil when aw is used
+	aw     *asyncWriter   // data volumes: see asyncWriter
 	off    int64
 	open   bool
 	noSync bool // see WriterOptions.NoSync
 }
 
 // Create starts an archive whose files are base.meta, base.index and
-// base.0, base.1, ... (base.N.zst with opts.Zstd), mode 0644. It fails if
+// base.0, base.1, ... (base.N.zst with opts.Zstd, base.N.xz with opts.Xz),
+// mode 0644. It fails if
 // any file of an archive named base exists, unless opts.Overwrite is set;
 // an archive replaced under Overwrite loses all its files (including
 // volumes and compressed variants the new archive does not have) when
@@ -198,7 +199,7 @@ func create(base string, opts WriterOptions, hook fileHook) (*Writer, error) {
 	}
 	// The .meta temporary is created now so that an unwritable directory
 	// is reported before the caller starts reading its input.
-	m, err := w.newFile(base+".meta", false, false)
+	m, err := w.newFile(base+".meta", "", false)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +258,9 @@ func (w *Writer) checkFree() error {
 	return nil
 }
 
-func (w *Writer) newFile(final string, zstd, async bool) (*outFile, error) {
+// newFile creates an output file; suffix is its compression ("", ".zst"
+// or ".xz").
+func (w *Writer) newFile(final string, suffix string, async bool) (*outFile, error) {
 	f, err := os.CreateTemp(w.dir, "."+filepath.Base(final)+".tmp*")
 	if err != nil {
 		return nil, fileErr(final, "create", err)
@@ -268,8 +271,12 @@ func (w *Writer) newFile(final string, zstd, async bool) (*outFile, error) {
 	if w.hook != nil {
 		sink = w.hook(final, sink)
 	}
-	if zstd {
+	switch suffix {
+	case ".zst":
 		o.z = compress.NewSeekableWriter(sink)
+		sink = o.z
+	case ".xz":
+		o.z = compress.NewXZWriter(sink)
 		sink = o.z
 	}
 	if async {
@@ -939,14 +946,22 @@ func (w *Writer) encodeData(t stream.Timestamp, r *stream.Result) error {
 
 func (w *Writer) volumeName(n int32) string {
 	name := w.base + "." + strconv.Itoa(int(n))
-	if w.opts.Zstd {
-		name += ".zst"
+	return name + w.volumeSuffix()
+}
+
+// volumeSuffix is the compression suffix of the data volumes.
+func (w *Writer) volumeSuffix() string {
+	switch {
+	case w.opts.Zstd:
+		return ".zst"
+	case w.opts.Xz:
+		return ".xz"
 	}
-	return name
+	return ""
 }
 
 func (w *Writer) openVolume(n int32) error {
-	o, err := w.newFile(w.volumeName(n), w.opts.Zstd, true)
+	o, err := w.newFile(w.volumeName(n), w.volumeSuffix(), true)
 	if err != nil {
 		return err
 	}
@@ -1013,7 +1028,7 @@ func (w *Writer) finish() error {
 	if err := w.meta.finish(); err != nil {
 		return err
 	}
-	idx, err := w.newFile(w.base+".index", false, false)
+	idx, err := w.newFile(w.base+".index", "", false)
 	if err != nil {
 		return err
 	}

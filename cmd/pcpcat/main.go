@@ -27,6 +27,7 @@ var opts = toolio.Opts{
 	toolio.OptOutput,
 	toolio.OptVersion,
 	toolio.OptZstd,
+	toolio.OptXz,
 	toolio.OptNoSync,
 	toolio.OptOverwrite,
 	{Name: "volume-records", Value: "N", Kind: toolio.Int, Usage: "start a new volume every `N` records"},

@@ -47,6 +47,7 @@ var opts = toolio.Opts{
 	toolio.OptFolio,
 	toolio.OptJobs,
 	toolio.OptZstd,
+	toolio.OptXz,
 	toolio.OptNoSync,
 	toolio.OptOverwrite,
 	{Name: "no-carry", Native: true, Usage: "with -S, do not carry the values of discrete metrics logged before the window to its start"},

@@ -138,3 +138,55 @@ func BenchmarkRandomReadAt(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkXZBlock decodes one 10 MiB block of a PCP volume, as
+// pmlogger_daily's `xz -0 --block-size=10MiB` writes them, with this
+// package's LZMA2 decoder and with ulikunitz/xz.
+func BenchmarkXZBlock(b *testing.B) {
+	plain := benchData()[:10<<20]
+	for _, level := range []string{"-0", "-6"} {
+		comp := runTool(b, plain, "xz", "-c", level)
+		for _, tc := range []struct {
+			name string
+			opt  Options
+		}{{"lzma2", Options{}}, {"ulikunitz", Options{genericXZ: true}}} {
+			b.Run("xz"+level+"/"+tc.name, func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(plain)))
+				for b.Loop() {
+					f, err := tc.opt.NewFile("b.xz", bytes.NewReader(comp), int64(len(comp)))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := f.ReadAt(make([]byte, 1), int64(len(plain))-1); err != nil {
+						b.Fatal(err)
+					}
+					f.Close()
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkXZWriter compresses 16 MiB of a PCP volume into 4 MiB blocks on
+// every core, as the archive writer does with WriterOptions.Xz.
+func BenchmarkXZWriter(b *testing.B) {
+	plain := benchData()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(plain)))
+	var out countWriter
+	for b.Loop() {
+		w := NewXZWriter(&out)
+		for p := plain; len(p) > 0; {
+			k := min(len(p), 64<<10)
+			if _, err := w.Write(p[:k]); err != nil {
+				b.Fatal(err)
+			}
+			p = p[k:]
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(out.n)/float64(b.N)/float64(len(plain)), "ratio")
+}

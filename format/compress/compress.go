@@ -91,6 +91,10 @@ type Options struct {
 	// ReadAhead is how many blocks are decoded in the background when
 	// access looks sequential. 0 means the default, 1; negative disables.
 	ReadAhead int
+
+	// genericXZ makes every xz block go through ulikunitz/xz instead of
+	// decodeLZMA2: for tests that compare the two.
+	genericXZ bool
 }
 
 const (

@@ -30,6 +30,9 @@ type segSource struct {
 	ahead    int   // segments to decode ahead of sequential access
 	onClose  func()
 	closer   io.Closer
+	// head, when set, decodes the first want bytes (or more) of a segment
+	// cheaply; see readHead.
+	head func(r io.ReaderAt, seg *segment, want int64) ([]byte, bool)
 
 	cancel atomic.Bool // set by close: in-flight decodes stop reading
 	wg     sync.WaitGroup
@@ -41,7 +44,19 @@ type segSource struct {
 	bytes   int64
 	last    int      // segment of the previous access, for read-ahead
 	free    [][]byte // buffers of evicted entries, for reuse
+	// The head of one segment, kept while nothing else of it is decoded.
+	headIdx int
+	headBuf []byte
 }
+
+// headLimit bounds the reads readHead serves: the label and first records
+// of a volume, which tools read on their own (to learn an archive's
+// volumes and times) before they read the volume through.
+const headLimit = 256 << 10
+
+// headSpan is how far a head decode can run past what was asked: an xz
+// head ends at an LZMA2 chunk boundary.
+const headSpan = lzma2MaxChunk
 
 // cacheEntry is one decoded segment. done is closed when data/err are set.
 // refs counts readers copying out of data and the decoder filling it; the
@@ -94,6 +109,14 @@ func (s *segSource) readAt(p []byte, off int64, short bool) (int, error) {
 		if i == len(s.segs) {
 			return n, io.EOF
 		}
+		if k, ok := s.readHead(i, p[n:], off, short); ok {
+			n += k
+			off += int64(k)
+			if short {
+				break
+			}
+			continue
+		}
 		e, err := s.get(i)
 		if err != nil {
 			return n, err
@@ -115,6 +138,53 @@ func (s *segSource) readAt(p []byte, off int64, short bool) (int, error) {
 	return n, nil
 }
 
+// readHead serves a read that lies within the first headLimit bytes of
+// segment i, when the segment is not decoded or decoding, from a decode of
+// just its head. A File opened to read a label, then closed, then costs a
+// fraction of the block; a File read through decodes the whole block at
+// the first read past the head, and no more heads of it. A Read (short)
+// that starts in the head gets only what the head holds: a reader that
+// wants one record asks for a buffer's worth.
+func (s *segSource) readHead(i int, p []byte, off int64, short bool) (int, bool) {
+	if s.head == nil {
+		return 0, false
+	}
+	seg := &s.segs[i]
+	rel := off - seg.uoff
+	end := min(rel+int64(len(p)), seg.ulen)
+	if short && rel < headLimit {
+		end = min(end, headLimit)
+	}
+	// A head is never the whole segment: the segment's check (which only
+	// a whole decode can verify) then always runs before all of it has
+	// been read, and a segment small enough to decode whole is decoded
+	// whole.
+	if end > headLimit || seg.ulen <= headLimit+headSpan {
+		return 0, false
+	}
+	s.mu.Lock()
+	if _, ok := s.entries[i]; ok || s.closed {
+		s.mu.Unlock()
+		return 0, false
+	}
+	var h []byte
+	if s.headIdx == i {
+		h = s.headBuf
+	}
+	s.mu.Unlock()
+	if int64(len(h)) < end {
+		var ok bool
+		h, ok = s.head(cancelReaderAt{s.r, &s.cancel}, seg, max(end, 2*int64(len(h)), 64<<10))
+		if !ok || int64(len(h)) < end {
+			return 0, false
+		}
+		s.mu.Lock()
+		s.headIdx, s.headBuf = i, h
+		s.mu.Unlock()
+	}
+	return copy(p, h[rel:end]), true
+}
+
 // get returns segment i decoded, holding a reference the caller must
 // release.
 func (s *segSource) get(i int) (*cacheEntry, error) {
@@ -123,8 +193,14 @@ func (s *segSource) get(i int) (*cacheEntry, error) {
 		s.mu.Unlock()
 		return nil, os.ErrClosed
 	}
-	sequential := i == s.last+1 || i == s.last
+	// The first access says nothing about the next: a File opened for its
+	// label, or for the records at one index entry, should not pay for a
+	// block it will not read.
+	sequential := s.last >= 0 && (i == s.last+1 || i == s.last)
 	s.last = i
+	if s.headIdx == i {
+		s.headBuf = nil
+	}
 	e, ok := s.entries[i]
 	if ok {
 		s.lru.MoveToFront(e.elem)
@@ -236,6 +312,7 @@ func (s *segSource) close() error {
 	s.mu.Lock()
 	s.closed = true
 	s.entries = nil
+	s.headBuf = nil
 	s.lru.Init()
 	s.free = nil
 	s.mu.Unlock()

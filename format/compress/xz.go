@@ -3,10 +3,12 @@ package compress
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"hash/crc64"
 	"io"
 
 	"github.com/ulikunitz/xz"
@@ -325,6 +327,9 @@ func (d *opener) openXZ() (File, error) {
 	}
 	src := newSegSource(d.r, segs, dec, d.opt)
 	src.closer = d.closer
+	src.head = func(r io.ReaderAt, seg *segment, want int64) ([]byte, bool) {
+		return d.xzDecodeHead(r, &blocks[seg.idx], want)
+	}
 	return newFile(d.name, size, src), nil
 }
 
@@ -337,12 +342,16 @@ func (d *opener) xzDecodeBlock(r io.ReaderAt, b *xzBlock, dst []byte) error {
 	if limit := b.usize + b.usize/16 + 4096; clen > limit {
 		return d.xzErr(b.coff, "block %d: %d compressed bytes for %d decompressed bytes", b.num, clen, b.usize)
 	}
-	raw := make([]byte, clen)
+	raw := make([]byte, clen, clen+lzmaSlack) // see decodeLZMA2
 	if err := readAtFull(r, raw, b.coff); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return d.truncErr(b.coff, fmt.Sprintf("block %d", b.num))
 		}
 		return fmt.Errorf("%s: reading xz block at offset %d: %w", d.name, b.coff, err)
+	}
+	if d.opt.genericXZ {
+	} else if ok, err := d.xzDecodeLZMA2Block(raw, b, dst); ok {
+		return err
 	}
 	zr, err := d.xzBlockReader(bytes.NewReader(raw), b)
 	if err != nil {
@@ -543,4 +552,198 @@ func readAtFull(r io.ReaderAt, p []byte, off int64) error {
 		return io.ErrUnexpectedEOF
 	}
 	return err
+}
+
+// xzCheckLen is the size of a block's check for each check type.
+func xzCheckLen(t byte) int {
+	switch {
+	case t == 0:
+		return 0
+	case t <= 3:
+		return 4
+	case t <= 6:
+		return 8
+	case t <= 9:
+		return 16
+	case t <= 12:
+		return 32
+	}
+	return 64
+}
+
+// xzLZMA2Block is what xzParseLZMA2Block finds in a block's header.
+type xzLZMA2Block struct {
+	hlen  int   // header size
+	csize int64 // LZMA2 data size
+	dict  int64 // dictionary size, as liblzma allocates it
+}
+
+// xzParseLZMA2Block checks the header of a block whose only filter is
+// LZMA2 and whose check is none, CRC32, CRC64 or SHA-256 (everything xz(1)
+// writes by default, and all pmlogger_daily leaves); raw is the block's
+// bytes. It reports false, leaving the block to the generic path through
+// ulikunitz/xz, for anything else: filter chains (BCJ, delta), check types
+// xz itself cannot verify, headers the generic path words errors for.
+func (d *opener) xzParseLZMA2Block(raw []byte, b *xzBlock) (xzLZMA2Block, bool, error) {
+	var z xzLZMA2Block
+	check := b.flags[1] & 0x0f
+	if check != 0 && check != 1 && check != 4 && check != 10 {
+		return z, false, nil
+	}
+	if len(raw) < 8 {
+		return z, false, nil
+	}
+	hlen := (int(raw[0]) + 1) * 4
+	if raw[0] == 0 || hlen > len(raw) || int64(hlen) > b.unpadded {
+		return z, false, nil
+	}
+	hdr := raw[:hlen]
+	if crc32.ChecksumIEEE(hdr[:hlen-4]) != binary.LittleEndian.Uint32(hdr[hlen-4:]) {
+		return z, true, d.xzErr(b.coff, "block %d: header CRC32 mismatch", b.num)
+	}
+	flags := hdr[1]
+	if flags&0x03 != 0 || flags&0x3c != 0 {
+		return z, false, nil // several filters, or reserved bits
+	}
+	csize := b.unpadded - int64(hlen) - int64(xzCheckLen(check))
+	if csize <= 0 {
+		return z, true, d.xzErr(b.coff, "block %d: index says %d bytes, too few for its header and check", b.num, b.unpadded)
+	}
+	p := bytes.NewReader(hdr[2 : hlen-4])
+	if flags&0x40 != 0 {
+		v, _, err := readXZVarint(p)
+		if err != nil || v != csize {
+			return z, true, d.xzErr(b.coff, "block %d: compressed size in the header disagrees with the index", b.num)
+		}
+	}
+	if flags&0x80 != 0 {
+		v, _, err := readXZVarint(p)
+		if err != nil || v != b.usize {
+			return z, true, d.xzErr(b.coff, "block %d: decompressed size in the header disagrees with the index", b.num)
+		}
+	}
+	id, _, err1 := readXZVarint(p)
+	psize, _, err2 := readXZVarint(p)
+	if err1 != nil || err2 != nil || id != 0x21 || psize != 1 {
+		return z, false, nil
+	}
+	prop, _ := p.ReadByte()
+	if prop > 40 {
+		return z, true, d.xzErr(b.coff, "block %d: LZMA2 dictionary size byte %d out of range", b.num, prop)
+	}
+	for p.Len() > 0 {
+		if c, _ := p.ReadByte(); c != 0 {
+			return z, true, d.xzErr(b.coff, "block %d: header padding is not zero", b.num)
+		}
+	}
+	dict := max(lzma2DictSize(prop), 4096)
+	return xzLZMA2Block{hlen: hlen, csize: csize, dict: (dict + 15) &^ 15}, true, nil
+}
+
+// xzDecodeLZMA2Block decodes a block with decodeLZMA2, straight from raw
+// (the block's bytes, padding and check included) into dst, and verifies
+// its check. It reports false, and leaves the block to the generic path,
+// where xzParseLZMA2Block does.
+func (d *opener) xzDecodeLZMA2Block(raw []byte, b *xzBlock, dst []byte) (bool, error) {
+	z, ok, err := d.xzParseLZMA2Block(raw, b)
+	if !ok || err != nil {
+		return ok, err
+	}
+	hlen, csize := z.hlen, z.csize
+	data := raw[hlen : int64(hlen)+csize]
+	_, n, err := decodeLZMA2Prefix(dst, data, z.dict, len(dst))
+	if err != nil {
+		return true, d.lzma2Err(b, hlen, err)
+	}
+	if int64(n) != csize {
+		return true, d.xzErr(b.coff+int64(hlen)+int64(n), "block %d: LZMA2 data ends %d bytes before the block's check", b.num, csize-int64(n))
+	}
+	rest := raw[int64(hlen)+csize:]
+	pad := int(pad4(b.unpadded) - b.unpadded)
+	for _, c := range rest[:pad] {
+		if c != 0 {
+			return true, d.xzErr(b.coff+int64(hlen)+csize, "block %d: block padding is not zero", b.num)
+		}
+	}
+	stored := rest[pad:]
+	check := b.flags[1] & 0x0f
+	switch check {
+	case 0:
+		ok = true
+	case 1:
+		ok = binary.LittleEndian.Uint32(stored) == crc32.ChecksumIEEE(dst)
+	case 4:
+		ok = binary.LittleEndian.Uint64(stored) == crc64.Checksum(dst, crc64Table)
+	case 10:
+		sum := sha256.Sum256(dst)
+		ok = bytes.Equal(stored, sum[:])
+	}
+	if !ok {
+		return true, d.xzErr(b.coff+pad4(b.unpadded)-int64(len(stored)), "block %d: check (%s) does not match the decompressed data", b.num, xzCheckName(check))
+	}
+	return true, nil
+}
+
+func (d *opener) lzma2Err(b *xzBlock, hlen int, err error) error {
+	var le *lzma2Error
+	if errors.As(err, &le) {
+		return formatErr(d.name, formatXZ, b.coff+int64(hlen)+le.in,
+			fmt.Sprintf("block %d corrupt after %d of its %d decompressed bytes: %s", b.num, le.out, b.usize, le.msg), nil)
+	}
+	return d.blockErr(b, 0, err)
+}
+
+// xzDecodeHead decodes the start of a block, at least want bytes of it
+// (fewer only if the block is shorter), without verifying the block's
+// check, which needs all of it: for reads of a label or the first records
+// of a volume, which would otherwise cost the whole block (10 MiB as
+// pmlogger_daily writes them). It reports false when the block is not one
+// decodeLZMA2 handles, or is damaged: the caller then decodes it whole,
+// which finds and words any error.
+func (d *opener) xzDecodeHead(r io.ReaderAt, b *xzBlock, want int64) ([]byte, bool) {
+	if d.opt.genericXZ {
+		return nil, false
+	}
+	want = min(want, b.usize)
+	// Read the compressed bytes in growing pieces: the head of a block
+	// needs few of them.
+	clen := pad4(b.unpadded)
+	if limit := b.usize + b.usize/16 + 4096; clen > limit {
+		return nil, false
+	}
+	n := min(clen, 64<<10+want/2)
+	for {
+		raw := make([]byte, n, n+lzmaSlack)
+		if readAtFull(r, raw, b.coff) != nil {
+			return nil, false
+		}
+		z, ok, err := d.xzParseLZMA2Block(raw, b)
+		if !ok || err != nil {
+			return nil, false
+		}
+		data := raw[z.hlen:min(int64(z.hlen)+z.csize, n)]
+		dst := make([]byte, min(b.usize, want-1+lzma2MaxChunk))
+		got, _, err := decodeLZMA2Prefix(dst, data, z.dict, int(want))
+		if err == nil {
+			return dst[:got], true
+		}
+		if n == clen {
+			return nil, false
+		}
+		n = min(clen, n*4)
+	}
+}
+
+var crc64Table = crc64.MakeTable(crc64.ECMA)
+
+func xzCheckName(t byte) string {
+	switch t {
+	case 1:
+		return "CRC32"
+	case 4:
+		return "CRC64"
+	case 10:
+		return "SHA-256"
+	}
+	return "none"
 }

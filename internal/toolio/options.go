@@ -56,6 +56,7 @@ var (
 	OptVersion = Opt{Name: "V", Aliases: []string{"output-version"}, Value: "N", Kind: Int,
 		Usage: "output archive `version` (2 or 3)"}
 	OptZstd   = Opt{Name: "zstd", Native: true, Usage: "write data volumes as seekable zstd (.N.zst; PCP reads them from 6.3.2)"}
+	OptXz     = Opt{Name: "xz", Native: true, Usage: "write data volumes as xz (.N.xz, in blocks with an index, compressed on every core; PCP 6.0.3 reads them)"}
 	OptNoSync = Opt{Name: "no-sync", Native: true, Usage: NoSyncUsage}
 	// OptOverwrite replaces an existing output archive the way -i replaces
 	// an input: the old archive stays whole until the new one is complete,
@@ -202,6 +203,10 @@ func WriterFlags(c *cli.Context, o *format.WriterOptions) error {
 		return Usagef("-V %d: the archive version must be 2 or 3", v)
 	}
 	o.Zstd = o.Zstd || c.Bool("zstd")
+	o.Xz = o.Xz || c.Bool("xz")
+	if o.Zstd && o.Xz {
+		return Usagef("--zstd and --xz: choose one compression")
+	}
 	o.NoSync = o.NoSync || c.Bool("no-sync")
 	o.Overwrite = o.Overwrite || c.Bool("overwrite")
 	if v := c.String("v"); v != "" {
