@@ -1,0 +1,280 @@
+package extract
+
+// The job of a pcpextract or pmlogextract run: its inputs opened (by any
+// name of an archive, a directory, a comma-separated list, or the stream on
+// standard input), the window parsed against them, the selection resolved,
+// the merge run into an archive or the stream. cmd/pcpextract only turns
+// flags into Settings.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/toolio"
+	"github.com/pcptools/pcptools/pcptime"
+	"github.com/pcptools/pcptools/stream"
+)
+
+// Job is one merge: inputs to an output.
+type Job struct {
+	Inputs []string
+	Out    string // "" for the stream on stdout
+	Stdin  *os.File
+	Stdout io.Writer
+}
+
+// Settings are the options of a run, shared by its jobs (one, or one per
+// host of a folio).
+type Settings struct {
+	Prog        string
+	Compat      bool
+	Config      []MetricSpec
+	ConfigName  string
+	Start       string
+	Finish      string
+	ArchiveZone bool
+	Zone        string
+	Opts        Options
+	Writer      format.WriterOptions
+	Desperate   bool
+	Stderr      io.Writer
+	NoteOut     io.Writer
+	Quiet       bool // no zone note (folio jobs)
+	WarnPrefix  string
+}
+
+func (s *Settings) Warn(err error) {
+	fmt.Fprintf(s.Stderr, "%s: warning: %v\n", s.WarnPrefix, err)
+}
+
+// merge runs one extraction.
+func (s *Settings) Merge(j Job) (err error) {
+	var inputs []Input
+	var archives []*format.Archive
+	var closers []io.Closer
+	var streamLab *stream.Label
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
+	if len(j.Inputs) == 0 {
+		in, err := toolio.OpenInputs(nil, j.Stdin, s.Warn)
+		if err != nil {
+			return err
+		}
+		closers = append(closers, in)
+		it, lab, err := streamLabel(in.Iter)
+		if err != nil {
+			return err
+		}
+		streamLab = lab
+		inputs = append(inputs, Input{Name: "standard input", Stream: it})
+	} else {
+		for _, name := range j.Inputs {
+			as, names, err := openInput(name, s.Warn)
+			if err != nil {
+				return err
+			}
+			for i, a := range as {
+				if k := toolio.Repeated(archives, a); k >= 0 {
+					toolio.WarnRepeat(s.Warn, names[i], archives[k], inputs[k].Name, a)
+					continue
+				}
+				inputs = append(inputs, Input{Name: names[i], Archive: a})
+				archives = append(archives, a)
+			}
+		}
+	}
+	opts := s.Opts
+	opts.Warn = s.Warn
+	if len(archives) > 0 {
+		start, end, ok, err := Bounds(archives)
+		if err != nil {
+			return err
+		}
+		opts.LogEnd, opts.HasLogEnd = end, ok
+		if err := s.window(&opts, archives[0].Label(), start, end); err != nil {
+			return err
+		}
+	} else if streamLab != nil {
+		// A stream's end is not known until it has been read: a window
+		// can be anything but a time counted back from the end.
+		for _, spec := range []string{s.Start, s.Finish} {
+			if strings.HasPrefix(strings.TrimSpace(spec), "-") {
+				return toolio.UsageError{Msg: fmt.Sprintf("%s counts back from the end of the input, which a stream does not give before it ends: name the archive as an argument", spec)}
+			}
+		}
+		if err := s.window(&opts, *streamLab, streamLab.Start, stream.Timestamp{Sec: math.MaxInt64}); err != nil {
+			return err
+		}
+	}
+	if s.Config != nil {
+		if len(archives) == 0 {
+			return toolio.UsageError{Msg: "-c needs archives named as arguments"}
+		}
+		// The names and instances of a configuration are looked up in
+		// the inputs' metadata, loaded whole for that.
+		var metas []*format.Metadata
+		for _, a := range archives {
+			m, err := a.Meta()
+			if err != nil {
+				return err
+			}
+			metas = append(metas, m)
+		}
+		opts.Select = Resolve(s.Config, metas, s.ConfigName, s.Warn)
+		if len(opts.Select.PMIDs()) == 0 {
+			// pmlogextract extracts everything then; nothing is what
+			// was asked for.
+			return fmt.Errorf("%s: no metric of the configuration is in the inputs: no output written", s.ConfigName)
+		}
+	}
+	x, err := New(inputs, opts)
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	wopts := s.Writer
+	wopts.Warn = s.Warn
+	sink, err := toolio.OpenOutput(j.Out, wopts, j.Stdout)
+	if err != nil {
+		return err
+	}
+	defer toolio.AbortOnPanic(sink)
+	n := 0
+	for x.Next() {
+		if err := sink.Write(x.At()); err != nil {
+			sink.Abort(err)
+			return err
+		}
+		switch x.At().(type) {
+		case *stream.Result, *stream.Mark:
+			n++
+		}
+	}
+	if err := x.Err(); err != nil {
+		if s.Desperate && j.Out != "" && n > 0 {
+			s.Warn(fmt.Errorf("%v: keeping the %d records written (-d)", err, n))
+			if cerr := sink.Close(); cerr != nil {
+				return cerr
+			}
+			return err
+		}
+		sink.Abort(err)
+		return err
+	}
+	if n == 0 {
+		err := errors.New("no records in the time window or selection: no output written")
+		sink.Abort(err)
+		return err
+	}
+	return sink.Close()
+}
+
+// openInput opens a command-line input: an archive (by any of its names),
+// or a directory or comma-separated list of archives (as PCP opens a
+// multi-archive context), each of which becomes an input of its own.
+func openInput(name string, warn func(error)) ([]*format.Archive, []string, error) {
+	var names []string
+	if st, err := os.Stat(name); err == nil && st.IsDir() {
+		as, err := format.OpenDir(name, format.WithWarn(warn))
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, a := range as {
+			names = append(names, a.Base())
+		}
+		return as, names, nil
+	}
+	parts := []string{name}
+	if strings.Contains(name, ",") && !exists(name) {
+		parts = strings.Split(name, ",")
+	}
+	var as []*format.Archive
+	for _, p := range parts {
+		a, err := format.Open(p, format.WithWarn(warn))
+		if err != nil {
+			return nil, nil, err
+		}
+		as = append(as, a)
+		names = append(names, p)
+	}
+	return as, names, nil
+}
+
+// streamLabel reads the label at the head of a stream and returns the
+// whole stream again, label first.
+func streamLabel(it stream.Iterator) (stream.Iterator, *stream.Label, error) {
+	if !it.Next() {
+		if err := it.Err(); err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, errors.New("standard input: empty stream")
+	}
+	l, ok := it.At().(*stream.Label)
+	if !ok {
+		return nil, nil, errors.New("standard input: the stream does not start with a label")
+	}
+	l = stream.CloneRecord(l).(*stream.Label)
+	return stream.Prepend(l, it), l, nil
+}
+
+func exists(name string) bool {
+	_, err := os.Stat(name)
+	if err == nil {
+		return true
+	}
+	m, _ := filepath.Glob(name + ".meta*")
+	return len(m) > 0
+}
+
+// window parses -S and -T against the inputs' bounds, in the zone -z or -Z
+// chose (local time by default, as PCP does).
+func (s *Settings) window(opts *Options, lab stream.Label, start, end stream.Timestamp) error {
+	loc, err := pcptime.ChooseZone(s.ArchiveZone, s.Zone, lab.Timezone, lab.Zoneinfo)
+	if err != nil {
+		return err
+	}
+	if note := pcptime.ZoneNote(s.ArchiveZone, s.Zone, lab.Hostname); note != "" && !s.Quiet {
+		fmt.Fprint(s.NoteOut, note)
+	}
+	if s.Start == "" && s.Finish == "" {
+		if s.Opts.Daily {
+			s.Warn(errors.New("-w needs -S and -T: ignored"))
+		}
+		opts.Daily = false
+		return nil
+	}
+	w, err := pcptime.ParseWindow(s.Start, s.Finish, "", "", start, end, loc)
+	if err != nil {
+		return toolio.UsageError{Msg: fmt.Sprintf("invalid time window: %v", err)}
+	}
+	if s.Start != "" {
+		opts.Start, opts.HasStart = w.Start, true
+	}
+	if s.Finish != "" {
+		opts.End, opts.HasEnd = w.End, true
+		if s.Compat {
+			// pmlogextract adds a second to the end of the window (its
+			// comment: to dodge truncation from microseconds to
+			// nanoseconds); as pmlogextract we do the same, so that
+			// scripts and PCP's QA see the same records.
+			opts.End.Sec++
+		}
+	}
+	if opts.Daily {
+		if !opts.HasStart || !opts.HasEnd || opts.Start.Add(24*time.Hour).Before(opts.End) {
+			s.Warn(errors.New("-w needs -S and -T within one day: ignored"))
+			opts.Daily = false
+		}
+	}
+	return nil
+}
