@@ -49,7 +49,7 @@ type Opts []Opt
 var (
 	OptStart  = Opt{Name: "S", Aliases: []string{"start"}, Value: "TIME", Usage: "start of the time window (PCP time syntax: @10:00, +1h, -30m, ...)"}
 	OptFinish = Opt{Name: "T", Aliases: []string{"finish"}, Value: "TIME", Usage: "end of the time window (PCP time syntax)"}
-	OptZ      = Opt{Name: "z", Usage: "times in the archive's timezone (the host's)"}
+	OptZ      = Opt{Name: "z", Aliases: []string{"hostzone"}, Usage: "times in the archive's timezone (the host's)"}
 	OptZone   = Opt{Name: "Z", Aliases: []string{"timezone"}, Value: "TZ", Usage: "times in timezone `TZ`"}
 	OptOutput = Opt{Name: "o", Aliases: []string{"output"}, Value: "PREFIX", Native: true,
 		Usage: "write an archive with base name `PREFIX` (- or none: the record stream on standard output)"}

@@ -1,0 +1,174 @@
+// Command pcpreduce subsamples a PCP archive for long-term storage. Invoked
+// as pmlogreduce (a symlink), it takes pmlogreduce's command line (options,
+// the input archive, the output archive) and writes the archive PCP
+// 6.0.3's pmlogreduce writes.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/toolio"
+	"github.com/pcptools/pcptools/pcptime"
+	"github.com/pcptools/pcptools/reduce"
+)
+
+func main() { toolio.Main(run) }
+
+// pmlogreduce's usage message (pmUsageMessage), printed on its usage errors.
+const compatUsage = `Usage: pmlogreduce [options] input-archive output-archive
+
+Options:
+  -A TIME, --align=TIME align sample times on natural boundaries
+  -S TIME, --start=TIME start of the time window
+  -s N, --samples=N     terminate after this many samples
+  -T TIME, --finish=TIME
+                        end of the time window
+  -t DELTA, --interval=DELTA
+                        sample output interval [default 10min]
+  -v NUM                switch log volumes after this many samples
+  -Z TZ, --timezone=TZ  set reporting timezone
+  -z, --hostzone        set reporting timezone to local time of metrics source
+  -?, --help            show this usage message and exit
+`
+
+// opts are pmlogreduce's options, and ours (Native) beside them.
+var opts = toolio.Opts{
+	{Name: "A", Aliases: []string{"align"}, Value: "INTERVAL", Usage: "align the output times on multiples of `INTERVAL`"},
+	toolio.OptDebug,
+	toolio.OptStart,
+	{Name: "s", Aliases: []string{"samples"}, Value: "N", Usage: "stop after `N` records"},
+	toolio.OptFinish,
+	{Name: "t", Aliases: []string{"interval"}, Value: "INTERVAL", Usage: "output `INTERVAL` (default 10m)"},
+	{Name: "v", Value: "N", Usage: "start a new volume every `N` records"},
+	toolio.OptZ,
+	toolio.OptZone,
+	toolio.OptOutput,
+	toolio.OptNoSync,
+}
+
+func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
+	prog, compat := toolio.Names(args, "pcpreduce", "pmlogreduce")
+	if compat {
+		// pmlogreduce's stdout (its timezone note) is a buffered stdio
+		// stream: in a pipe it comes out at exit, after its stderr.
+		bw := bufio.NewWriter(stdout)
+		defer bw.Flush()
+		stdout = bw
+		for _, a := range toolio.SplitGetopt(args, opts.Getopt())[1:] {
+			if a == "-?" || a == "--help" {
+				fmt.Fprint(stderr, compatUsage)
+				return 1
+			}
+		}
+	}
+	toolio.GuardFaults()
+	defer toolio.CatchPanic(prog, stderr, &status)
+	app := toolio.App{
+		Name:      prog,
+		Usage:     "subsample a PCP archive (pmlogreduce)",
+		UsageText: "pcpreduce [options] [archive] [-o OUT | OUT]\n   pcpcat A | pcpreduce -t 1h -o OUT",
+		Opts:      opts,
+		Compat:    compat,
+		Action: func(c *cli.Context) error {
+			return action(c, prog, compat, stdin, stdout, stderr)
+		},
+	}
+	err := app.Run(args, stdin, stdout, stderr)
+	switch {
+	case err == nil:
+		return toolio.ExitOK
+	case compat && toolio.IsUsage(err):
+		fmt.Fprintf(stderr, "%s: %v\n%s", prog, err, compatUsage)
+		return toolio.ExitFailed
+	case compat:
+		fmt.Fprintf(stderr, "%s: Error: %v\nArchive not created.\n", prog, err)
+		return toolio.ExitFailed
+	}
+	return toolio.Exit(prog, err, stderr)
+}
+
+func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, stderr io.Writer) error {
+	opts := reduce.Options{Mode: reduce.Compat, Prog: prog, Stdout: stdout, Stderr: stderr, Samples: -1,
+		Start: c.String("S"), Finish: c.String("T"), Align: c.String("A"),
+		ArchiveZone: c.Bool("z"), Zone: c.String("Z")}
+	if opts.ArchiveZone && opts.Zone != "" {
+		return toolio.UsageError{Msg: "at most one of -Z and/or -z allowed"}
+	}
+	count := func(flag, what string) (int, error) {
+		n, err := strconv.Atoi(c.String(flag))
+		if err != nil || n < 0 {
+			if compat {
+				return 0, toolio.UsageError{Msg: fmt.Sprintf("-%s requires numeric argument", flag)}
+			}
+			return 0, toolio.UsageError{Msg: fmt.Sprintf("-%s %s: %s must be a number, 0 or more", flag, c.String(flag), what)}
+		}
+		return n, nil
+	}
+	var err error
+	if c.IsSet("s") {
+		if opts.Samples, err = count("s", "the number of records"); err != nil {
+			return err
+		}
+	}
+	if c.IsSet("v") {
+		if opts.VolSamples, err = count("v", "the number of records per volume"); err != nil {
+			return err
+		}
+	}
+	if c.IsSet("t") {
+		d, err := pcptime.ParseInterval(c.String("t"))
+		if err != nil {
+			return toolio.UsageError{Msg: fmt.Sprintf("-t %s: %v", c.String("t"), err)}
+		}
+		// pmlogreduce keeps its interval in microseconds.
+		if d = d.Truncate(time.Microsecond); d <= 0 {
+			return toolio.UsageError{Msg: fmt.Sprintf("-t %s: the interval must be positive", c.String("t"))}
+		}
+		opts.Interval = d
+	}
+	args := c.Args().Slice()
+	var in, out string
+	switch {
+	case compat:
+		if len(args) != 2 {
+			return toolio.UsageError{Msg: "Error: insufficient arguments"}
+		}
+		in, out = args[0], args[1]
+	default:
+		opts.NoSync = c.Bool("no-sync")
+		out = c.String("o")
+		if out == "" && len(args) > 0 {
+			out, args = args[len(args)-1], args[:len(args)-1]
+		}
+		if out == "" {
+			return toolio.UsageError{Msg: "name the output archive (-o OUT, or last)"}
+		}
+		if len(args) > 1 {
+			return toolio.UsageError{Msg: "name one input archive (or pipe a stream into standard input)"}
+		}
+		if len(args) == 1 {
+			in = args[0]
+		} else {
+			dir, err := os.MkdirTemp("", "pcpreduce")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			warn := func(err error) { fmt.Fprintf(stderr, "%s: warning: %v\n", prog, err) }
+			a, err := toolio.Spill(nil, stdin, dir, "in", format.WriterOptions{}, warn)
+			if err != nil {
+				return err
+			}
+			in = a.Base()
+		}
+	}
+	return reduce.Run(in, out, opts)
+}
