@@ -477,6 +477,14 @@ func (c *checker) run() {
 
 // open opens f for reading, reporting failure.
 func (c *checker) open(f *archFile) compress.File {
+	// A FIFO named like an archive file would block the open until some
+	// writer came, and a device would never end: refuse them, as the
+	// reader's openFile does.
+	if st, err := os.Stat(f.path); err == nil && !st.Mode().IsRegular() {
+		c.add(f, -1, 0, Error, "cannot open: not a regular file (%s)", st.Mode().Type())
+		f.damaged = true
+		return nil
+	}
 	cf, err := compress.Open(f.path)
 	if err != nil {
 		c.add(f, -1, 0, Error, "cannot open or decompress: %v", err)
