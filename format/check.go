@@ -826,7 +826,14 @@ func (c *checker) metaInDom(body []byte, typ uint32) error {
 		return fmt.Errorf("instance domain %s: negative instance count %d", id, n)
 	}
 	if n == 0 {
-		return nil // libpcp ignores an empty record
+		// libpcp keeps no instances from an empty record, but a delta
+		// after it is sound: PCP's own pmaDeltaInDom writes one against
+		// it (pmlogextract does, and pcpextract with it), and libpcp
+		// resolves it to the instances it adds (F7 in docs/reliability.md).
+		if typ != TypeInDomDelta {
+			c.fullDom[id] = true
+		}
+		return nil
 	}
 	if n*8 > int64(len(body)-fixed) {
 		return fmt.Errorf("instance domain %s: %d instances do not fit in %d bytes", id, n, len(body)-fixed)

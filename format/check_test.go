@@ -1109,6 +1109,26 @@ func TestCheckMutations(t *testing.T) {
 			why:        "libpcp loads it; it complains (\"no full indom record\") only when asked for that domain",
 		},
 		{
+			// F7 of the hostile campaign (docs/reliability.md): PCP's own
+			// delta rule writes a delta against an empty full record, and
+			// libpcp resolves it; --check called it an error.
+			name: "delta after an empty full record (F7)", src: "omnibus_v3",
+			mutate: func(t *testing.T, base string) {
+				checkEdit(t, base+".meta", func(b []byte) []byte {
+					delta := checkMetaRecords(t, b, TypeInDomDelta)[0]
+					dom := binary.BigEndian.Uint32(b[delta.off+8+12:])
+					for _, s := range checkMetaRecords(t, b, TypeInDom) {
+						if s.off < delta.off && binary.BigEndian.Uint32(b[s.off+8+12:]) == dom {
+							checkPut32(b, s.off+8+16, 0) // no instances
+						}
+					}
+					return b
+				})
+			},
+			pmlogcheck: pmlogcheckClean,
+			why:        "an empty full record, then a delta against it, as pmlogextract writes them",
+		},
+		{
 			name: "event parameter overruns its block", src: "eventrec",
 			mutate: func(t *testing.T, base string) {
 				checkEdit(t, base+".0", func(b []byte) []byte {

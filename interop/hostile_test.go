@@ -231,11 +231,6 @@ var hostileKnown = []struct{ id, tool, problem, mutant string }{
 	// without the descriptors of some of their metrics, although .meta
 	// is intact (pcpcat -o copies it whole).
 	{"F3", "pcprewrite", "no descriptor for this metric", `^\.0/(missing|dir|fifo|symlink-loop|empty)$`},
-	// F7: an instance domain's full record with no instances, then a
-	// full record of the same domain: pcpextract writes the second as a
-	// delta with no full record before it, without a word, and its output
-	// fails --check (pmlogextract's passes pmlogcheck).
-	{"F7", "pcpextract", "delta record before any full record", `/numinst=0@`},
 	// F6: a delta instance domain record with no full record before it
 	// (a flipped type word) stops pcpcat -o with an error naming the
 	// output's .meta and no offset, pcpextract with no offset.
