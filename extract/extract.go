@@ -2,8 +2,30 @@
 // pmlogextract does, as a stream.Iterator whose records a format.Writer
 // (or the pipe) takes.
 //
-//	inputs ──▶ metadata store (all .meta, read first) ──┐
-//	       ──▶ data, one record ahead per input ──▶ pick the earliest ──▶ lazy metadata + record
+//	inputs ──▶ metadata store (all .meta, read first) ─────────────────────────┐
+//	       ──▶ data, one record ahead per input ──▶ heap: the earliest ──▶ window, limit ──▶ lazy metadata + record
+//
+// Memory and open files stay flat in the number of inputs (thousands of
+// hourly archives merge in a few tens of MiB). Each input is read up to
+// its first record to merge (as pmlogextract reads every input before
+// it writes anything) and then parked: its iterator is closed, and only
+// the time of that record, the heap's key, is kept. When the record is
+// due the input is opened again and read up to it, and it stays open
+// until its end, when its file, mapping and buffer go at once. The
+// pending record's time is exact, not a guess from the label (records
+// that precede their label's start, or go back in time, come out where
+// they always did), and the second read repeats the first: the same
+// records skipped, the same pmcd pid and sequence number noted for the
+// <mark> rule, which looks at the next input's prologue even while that
+// input is parked. Inputs open together (copies of one archive, all
+// overlapping) read through buffers that share 2 MiB, not mappings (the
+// kernel maps 64 KiB around each fault of a mapping) and without a
+// checker goroutine each.
+//
+// The heap orders the inputs with a record pending, and those whose
+// end <mark> is pending (1 ms after their last record), by time, ties
+// to the input named first: what pmlogextract's scan of every input
+// for the earliest record picks.
 //
 // The rules are PCP 6.0.3 pmlogextract's (see docs/compatibility.md for
 // where and why they differ): ties between inputs go to the input named
@@ -13,6 +35,21 @@
 // prologue show there was no gap (-m: always); metadata is written just
 // before the first record that needs it, instance domains and label sets
 // stamped with that record's time.
+//
+// Designs rejected:
+//   - Guessing when an input's data starts from its label, and opening
+//     it then: a record before the label's start (a damaged archive)
+//     would come out later than pmlogextract writes it. Reading each
+//     input twice, the first time only up to its first record, costs
+//     one more open of each and keeps the order exact.
+//   - Reading every .meta whole before the merge, one at a time, to hold
+//     no file open: pmlogextract reads one record of each in turn, and
+//     that order decides which help text wins and which of several label
+//     sets a lookup finds. The .meta files are read in turn as before,
+//     through small buffers, each closed at its end.
+//   - A daily window (-w) with parked inputs: moving the window skips
+//     records again, which a second read would not repeat; it keeps
+//     every input open, as before.
 package extract
 
 import (
@@ -111,6 +148,15 @@ type input struct {
 	idx     int
 	hasData bool
 	head    *format.Archive // to read the start of, for CarryDiscrete
+	// arch is an archive input's archive, opened (in.it) when the merge
+	// first needs a record of it and closed at its end; ropts are the
+	// options of its Records.
+	arch  *format.Archive
+	ropts []format.RecordsOption
+	// parked: the pending record (res.T, mark) is known, but the
+	// iterator that read it is closed, holding no file, mapping or
+	// buffer; unpark reads it again when the record is due.
+	parked bool
 }
 
 // Extractor is the merged output, a stream.Iterator: the output label,
@@ -136,6 +182,18 @@ type Extractor struct {
 	carry     map[stream.PMID]*carried // CarryDiscrete's values
 	carried   bool                     // they were written
 	joined    stream.Result
+	// The merge: h holds every input with a record or an end <mark>
+	// pending (nEOF of them the latter), need those to read on before
+	// the next pick (the one just written, or a daily window's drops).
+	h      inputHeap
+	nEOF   int
+	need   []*input
+	primed bool // every input has been read up to its first record
+	lazy   bool // archive inputs are parked after their first record
+	open   int  // archive inputs with an iterator open
+	many   bool // so many inputs that a crowd of them open reads buffered
+	// crowdBuf is the buffer size of an input in such a crowd.
+	crowdBuf int
 }
 
 // carried is the latest value set of a discrete metric before the window.
@@ -156,6 +214,27 @@ var ErrAllEmpty = errors.New("every input archive is empty: no output")
 // reads the metadata of the archives.
 func New(inputs []Input, opts Options) (*Extractor, error) {
 	e := &Extractor{opts: opts, winS: opts.Start, winE: opts.End}
+	// Memory stays flat in the number of inputs: the read buffers (or
+	// the resident part of a mapped volume) share 8 MiB, between 4 KiB
+	// and 1 MiB each. The .meta buffers of readMeta, which reads every
+	// .meta at once, and those of a crowd of inputs open together (see
+	// refill) share 2 MiB: they hold a few records each.
+	buf := min(max((8<<20)/max(len(inputs), 1), 4<<10), 1<<20)
+	e.crowdBuf = min(max((2<<20)/max(len(inputs), 1), 4<<10), 64<<10)
+	metaBuf := e.crowdBuf
+	ropts := []format.RecordsOption{format.DataOnly(), format.BufferSize(buf)}
+	if opts.HasStart {
+		ropts = append(ropts, format.From(opts.Start))
+	}
+	// Parking needs every input's records to be read again exactly as
+	// they were, with no effect but the pmcd pid and sequence number
+	// (see park). A daily window moves its start, and what the second
+	// read skips with it: it keeps every input open. The carried values
+	// (CarryDiscrete) are no obstacle: the records before the window
+	// that they come from are read by readHead, and From keeps them out
+	// of the data an archive's iterator gives.
+	e.lazy = !opts.Daily
+	e.many = len(inputs) > manyInputs
 	names := make([]string, 0, len(inputs))
 	for _, in := range inputs {
 		names = append(names, in.Name)
@@ -185,19 +264,11 @@ func New(inputs []Input, opts Options) (*Extractor, error) {
 				e.ins = append(e.ins, st)
 				continue
 			}
-			// Memory stays flat in the number of inputs: their read
-			// buffers share 8 MiB (between 64 KiB and 1 MiB each).
-			buf := min(max((8<<20)/len(inputs), 64<<10), 1<<20)
-			ropts := []format.RecordsOption{format.DataOnly(), format.BufferSize(buf)}
-			if opts.HasStart {
-				ropts = append(ropts, format.From(opts.Start))
-			}
-			it := a.Records(ropts...)
-			st.it, st.closer = it, it
+			st.arch, st.ropts = a, ropts
 			if opts.CarryDiscrete && opts.HasStart {
 				st.head = a
 			}
-			metaIts = append(metaIts, a.Records(format.MetaOnly()))
+			metaIts = append(metaIts, a.Records(format.MetaOnly(), format.BufferSize(metaBuf)))
 		} else {
 			if in.Stream == nil {
 				return nil, fmt.Errorf("%s: no archive and no stream", in.Name)
@@ -417,6 +488,9 @@ func (e *Extractor) readMeta(its []stream.CloserIterator) error {
 					it.Close()
 					its[i] = nil
 					left--
+					// Its instance domains are resolved: the
+					// tracker's copies of them can go.
+					e.store.trackers[i] = nil
 					break
 				}
 				rec := it.At()
@@ -493,75 +567,6 @@ func (e *Extractor) Next() bool {
 	return true
 }
 
-// refill reads the next wanted data record of in.
-func (e *Extractor) refill(in *input) error {
-	for {
-		if !in.it.Next() {
-			if err := in.it.Err(); err != nil {
-				return err
-			}
-			if e.started {
-				in.state = stEOF
-			} else {
-				in.state = stDone
-			}
-			return nil
-		}
-		switch r := in.it.At().(type) {
-		case *stream.Label:
-			continue
-		case *stream.Mark:
-			in.last = r.T
-			if e.opts.HasStart && r.T.Before(e.winS) {
-				continue
-			}
-			in.res.T, in.res.Version = r.T, uint8(in.label.Version)
-			in.res.Body = in.res.Body[:0]
-			in.mark, in.state = true, stResult
-			return nil
-		case *stream.Result:
-			in.last = r.T
-			if r.NumPMID() == 5 {
-				in.prologue(r)
-			}
-			if e.opts.HasStart && r.T.Before(e.winS) {
-				if e.carry != nil {
-					if err := e.noteCarry(r); err != nil {
-						return fmt.Errorf("%s: %w", in.name, err)
-					}
-				}
-				continue
-			}
-			in.res.T, in.res.Version = r.T, r.Version
-			if e.noSel && len(e.store.skip) == 0 {
-				// No copy: the body stays valid until this input's
-				// iterator moves on, which is after it is written.
-				in.res.Body = r.Body
-			} else {
-				var n int
-				var err error
-				in.buf, n, err = r.AppendSelected(in.buf[:0], e.pick)
-				if err != nil {
-					return fmt.Errorf("%s: result at %s: %w", in.name, r.T, err)
-				}
-				if n == 0 {
-					continue
-				}
-				in.res.Body = in.buf
-			}
-			in.mark, in.state = false, stResult
-			in.hasData = true
-			return nil
-		default:
-			if in.inline {
-				if _, err := e.store.add(in.idx, r); err != nil {
-					return err
-				}
-			}
-		}
-	}
-}
-
 func (e *Extractor) pick(p stream.PMID) stream.Pick {
 	if e.store.skip[p] {
 		return stream.Pick{}
@@ -572,59 +577,32 @@ func (e *Extractor) pick(p stream.PMID) stream.Pick {
 	return e.opts.Select.pick[p]
 }
 
-// prologue notes pmcd's pid and sequence number from a pmlogger prologue
-// or epilogue record (5 metrics, pmcd.pid and pmcd.seqnum among them).
-func (in *input) prologue(r *stream.Result) {
-	it := r.VSets()
-	for it.Next() {
-		vs := it.VSet()
-		if vs.NumVal < 1 || (vs.PMID != pmidPID && vs.PMID != pmidSeqnum) {
-			continue
-		}
-		v, err := vs.Value(0)
-		if err != nil {
-			continue
-		}
-		if vs.PMID == pmidPID {
-			if u, err := v.Uint64(stream.TypeU64); err == nil {
-				in.pid = int64(u)
-			}
-		} else if u, err := v.Uint64(stream.TypeU32); err == nil {
-			in.seqnum = int64(uint32(u))
-		}
-	}
-}
-
-// key is when an input's pending record sorts: its time, or for a pending
-// end-of-input <mark>, the mark's time.
-func (in *input) key() stream.Timestamp {
-	if in.state == stEOF {
-		return in.last.Add(time.Millisecond)
-	}
-	return in.res.T
-}
-
 func (e *Extractor) step() error {
 	if e.opts.Samples > 0 && e.written >= e.opts.Samples {
 		e.done = true
 		return nil
 	}
-	for _, in := range e.ins {
-		if in.state == stNeed {
+	if !e.primed {
+		if err := e.prime(); err != nil {
+			return err
+		}
+	}
+	if len(e.need) > 0 {
+		// In input order, as pmlogextract reads them: a stream's
+		// metadata and the warnings come in that order.
+		if len(e.need) > 1 {
+			slices.SortFunc(e.need, func(a, b *input) int { return a.idx - b.idx })
+		}
+		for _, in := range e.need {
 			if err := e.refill(in); err != nil {
 				return err
 			}
+			e.pushIfPending(in)
 		}
+		clear(e.need)
+		e.need = e.need[:0]
 	}
-	var pick *input
-	for _, in := range e.ins {
-		if in.state != stResult && in.state != stEOF {
-			continue
-		}
-		if pick == nil || in.key().Before(pick.key()) {
-			pick = in
-		}
-	}
+	pick := e.h.top()
 	if pick == nil {
 		e.done = true
 		return nil
@@ -644,19 +622,25 @@ func (e *Extractor) step() error {
 	}
 	e.current = now
 	if pick.state == stEOF {
+		e.h.pop()
+		e.nEOF--
 		pick.state = stDone
 		if !e.opts.AlwaysMark && e.noGap(pick) {
 			return nil
 		}
-		for _, in := range e.ins {
-			if in != pick && (in.state == stResult || in.state == stNeed) {
-				e.mark.T = now
-				e.out = append(e.out, &e.mark)
-				e.written++
-				return nil
-			}
+		// Another input goes on (the heap holds the inputs with a
+		// record pending, and those with their end <mark>).
+		if len(e.h) > e.nEOF {
+			e.mark.T = now
+			e.out = append(e.out, &e.mark)
+			e.written++
 		}
 		return nil
+	}
+	if pick.parked {
+		if err := e.unpark(pick); err != nil {
+			return err
+		}
 	}
 	if !e.started && len(e.carry) > 0 && !e.carried && e.winS.Before(now) {
 		// The values of discrete metrics at the window's start go first.
@@ -676,7 +660,9 @@ func (e *Extractor) step() error {
 	}
 	e.started = true
 	e.out = e.store.label(e.out, stream.LabelContext, uint32(stream.InDomNull), now)
+	e.h.pop()
 	pick.state = stNeed
+	e.need = append(e.need, pick)
 	if pick.mark {
 		e.mark.T = now
 		e.out = append(e.out, &e.mark)
@@ -696,17 +682,21 @@ func (e *Extractor) step() error {
 // noGap reports whether the input that ended and the input whose record
 // comes next were logged by the same pmcd with no restart in between: the
 // pid and sequence number of the epilogue of one equal those of the
-// prologue of the other.
+// prologue of the other. The next input is the one whose pending record
+// is earliest (the first named of equal ones), ends pending aside; a
+// parked input's pid and sequence number are those read up to its
+// pending record, as they would be had it stayed open.
 func (e *Extractor) noGap(ended *input) bool {
 	if ended.pid == -1 || ended.seqnum == -1 {
 		return false
 	}
 	var next *input
-	for _, in := range e.ins {
+	for _, h := range e.h {
+		in := h.in
 		if in == ended || in.state != stResult {
 			continue
 		}
-		if next == nil || in.res.T.Before(next.res.T) {
+		if next == nil || in.res.T.Before(next.res.T) || in.res.T == next.res.T && in.idx < next.idx {
 			next = in
 		}
 	}
@@ -722,11 +712,18 @@ func (e *Extractor) rollWindow() {
 		e.done = true
 		return
 	}
-	for _, in := range e.ins {
-		if in.state == stResult && in.res.T.Before(e.winS) {
+	kept := e.h[:0]
+	for _, h := range e.h {
+		if in := h.in; in.state == stResult && in.res.T.Before(e.winS) {
 			in.state = stNeed
+			e.need = append(e.need, in)
+			continue
 		}
+		kept = append(kept, h)
 	}
+	clear(e.h[len(kept):])
+	e.h = kept
+	e.h.init()
 	e.mark.T = e.current.Add(time.Millisecond)
 	e.current = e.mark.T
 	e.out = append(e.out, &e.mark)

@@ -371,10 +371,7 @@ func (m *metaStore) forMetric(out []stream.Record, p stream.PMID, now stream.Tim
 		case len(e.vers) == 1:
 			v = e.vers[0]
 		default:
-			if !e.sorted {
-				slices.SortStableFunc(e.vers, func(a, b *indomVer) int { return a.rec.T.Compare(b.rec.T) })
-				e.sorted = true
-			}
+			e.sortVers()
 			v = closest(e.vers, now)
 			if v == nil {
 				return out, nil
@@ -425,18 +422,33 @@ func (m *metaStore) nextDue(p stream.PMID, now stream.Timestamp) stream.Timestam
 	label(stream.LabelInDom, uint32(id))
 	label(stream.LabelInstances, uint32(id))
 	if e := m.indoms[id]; e != nil && len(e.vers) > 1 {
-		for _, v := range e.vers {
-			switch c := v.rec.T.Compare(now); {
-			case c > 0:
-				soon(v.rec.T)
-			case c == 0:
+		// The versions are in time order (forMetric sorted them): the
+		// first at or after now is the one that matters, found by
+		// bisection, since a merge of thousands of archives has as
+		// many versions of each domain, and this runs for every
+		// metric of every result whose metadata is due.
+		e.sortVers()
+		i, _ := slices.BinarySearchFunc(e.vers, now, func(v *indomVer, t stream.Timestamp) int { return v.rec.T.Compare(t) })
+		if i < len(e.vers) {
+			if t := e.vers[i].rec.T; t == now {
 				// Which of several versions stamped now the search
 				// finds can change just after now: look again.
 				soon(now.Add(time.Nanosecond))
+			} else {
+				soon(t)
 			}
 		}
 	}
 	return due
+}
+
+// sortVers puts the versions in time order (stable: of equal times, in
+// the order they were read).
+func (e *indomEnt) sortVers() {
+	if !e.sorted {
+		slices.SortStableFunc(e.vers, func(a, b *indomVer) int { return a.rec.T.Compare(b.rec.T) })
+		e.sorted = true
+	}
 }
 
 // closest finds the version in force at t with pmlogextract's binary

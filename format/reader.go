@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pcptools/pcptools/format/compress"
 	"github.com/pcptools/pcptools/stream"
@@ -379,12 +380,7 @@ func openBase(base string, o *readerOptions) (*Archive, error) {
 // once for each archive opened: only the few names that match are
 // sorted and looked at (os.ReadDir would sort them all).
 func filesOf(dir, prefix string) ([]string, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
+	names, err := listDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -400,6 +396,63 @@ func filesOf(dir, prefix string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// The last directory listed, kept while the directory is unchanged, so
+// that opening each of thousands of archives in one directory does not
+// list it again each time (libpcp does, and so pmlogextract's opening
+// grows as the square of the number of archives). A listing is kept only
+// when the directory had not been changed for a while when it was taken:
+// a change after it then moves the directory's modification time, even
+// on a file system whose clock ticks coarsely (the rule git applies to
+// "racily clean" files).
+var dirCache struct {
+	sync.Mutex
+	dir   string
+	st    os.FileInfo
+	names []string
+}
+
+// settled is how long before a listing a directory must have last been
+// changed for the listing to be kept.
+const settled = 2 * time.Second
+
+// listDir returns the names in dir (unsorted).
+func listDir(dir string) ([]string, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	dirCache.Lock()
+	if dirCache.dir == dir && sameDirState(dirCache.st, st) {
+		names := dirCache.names
+		dirCache.Unlock()
+		return names, nil
+	}
+	dirCache.Unlock()
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	if time.Since(st.ModTime()) > settled {
+		if st2, err := f.Stat(); err == nil && sameDirState(st, st2) {
+			dirCache.Lock()
+			dirCache.dir, dirCache.st, dirCache.names = dir, st, names
+			dirCache.Unlock()
+		}
+	}
+	return names, nil
+}
+
+// sameDirState reports whether two os.Stat of a directory show it
+// unchanged: the same directory, modification time and size.
+func sameDirState(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.ModTime().Equal(b.ModTime()) && a.Size() == b.Size()
 }
 
 // agree checks that the label of another file of the archive matches the

@@ -39,6 +39,7 @@ func NoCheckAhead() RecordsOption {
 // BufferSize sets the size of the buffer data volumes are read through
 // (default 1 MiB; at least 4 KiB, and a record larger than the buffer
 // still reads). A tool reading many archives at once uses smaller ones.
+// With MetaOnly, it bounds the .meta file's buffer (64 KiB) instead.
 func BufferSize(n int) RecordsOption {
 	return func(o *recordsOptions) { o.bufSize = max(n, minBufSize) }
 }
@@ -331,7 +332,13 @@ func (it *archiveIter) openMeta() error {
 	if _, err := readLabel(f, a.metaPath, -1); err != nil {
 		return err
 	}
-	it.mr.reset(f, a.metaPath, int64(LabelSize(it.version)), metaBufSize, f.Size(), false)
+	size := metaBufSize
+	if it.opt.metaOnly && it.opt.bufSize > 0 {
+		// A tool reading many .meta files at once (a merge of
+		// thousands of archives) asks for small buffers.
+		size = min(size, it.opt.bufSize)
+	}
+	it.mr.reset(f, a.metaPath, int64(LabelSize(it.version)), size, f.Size(), false)
 	return nil
 }
 

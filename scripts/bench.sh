@@ -8,9 +8,14 @@
 #   scripts/bench.sh --runs 3      3 runs per command: the best shown, and
 #                                  the ratio of the two sides' medians
 #   scripts/bench.sh --only copy   only the rows whose name contains "copy"
+#                                  (--only xz: the rows on xz-compressed inputs)
 #
 # The archives are generated on first use by scripts/gen-bench-archive.py
 # into bench/data/ (git ignores it; takes a few minutes for the full set).
+# The xz rows read copies of them compressed as pmlogger_daily (PCP 6.0.3)
+# compresses archives: `xz -0 --block-size=10MiB` on the volumes and the
+# .meta (made on first use, next to the originals, with -xz added to the
+# name).
 # Our side of a row runs only if the binary it names exists in ./bin (make
 # build; BENCH_BIN=dir to use other builds); otherwise the row shows PCP
 # alone.
@@ -23,7 +28,8 @@
 # best runs and of the median runs (on a shared machine whose speed comes
 # and goes, the best run of the side with the wider spread gains most from
 # a lucky moment). Each run starts after a sync, so that none pays for the
-# write-back of another. Outputs go to bench/data/out/ and are deleted after
+# write-back of another. Outputs go to bench/data/out/ (BENCH_OUT=dir for
+# another, say when two people share a work tree) and are deleted after
 # each run.
 # Throughput is the size of the input files divided by the wall time.
 #
@@ -42,7 +48,7 @@ while [ $# -gt 0 ]; do
 	--small) small=1 ;;
 	--runs) runs=$2; shift ;;
 	--only) only=$2; shift ;;
-	-h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -59,7 +65,7 @@ PMDUMPLOG=$PCP_BIN_DIR/pmdumplog
 BIN=${BENCH_BIN:-$ROOT/bin}
 
 DATA=$ROOT/bench/data
-OUT=$DATA/out
+OUT=${BENCH_OUT:-$DATA/out}
 GEN=$ROOT/scripts/gen-bench-archive.py
 if [ "$small" = 1 ]; then
 	BIG=$DATA/small-v2
@@ -81,6 +87,28 @@ if [ ! -d "$HOURLY" ]; then
 	/usr/bin/python3 "$GEN" "${gen_hourly[@]}" "$DATA"
 fi
 HOURLY_BASES=$(for m in "$HOURLY"/*.meta; do printf '%s ' "${m%.meta}"; done)
+
+# xz copies, as pmlogger_daily leaves archives: volumes and .meta through
+# `xz -0 --block-size=10MiB` (its default; the .index stays plain), two
+# files at a time.
+xz_copy() {
+	local from=$1 to=$2
+	if [ -d "$to" ]; then
+		return 0
+	fi
+	rm -rf "$to.tmp" && mkdir -p "$to.tmp"
+	cp "$from"/* "$to.tmp"/
+	find "$to.tmp" -type f \( -name '*.meta' -o -regex '.*\.[0-9]+' \) -print0 |
+		xargs -0 -P 2 -n 1 xz -0 --block-size=10MiB
+	mv "$to.tmp" "$to"
+}
+if [ ! -d "$BIG-xz" ]; then
+	mkdir -p "$BIG-xz.src" && ln -f "$BIG".meta "$BIG".index "$BIG".[0-9]* "$BIG-xz.src"/
+	xz_copy "$BIG-xz.src" "$BIG-xz" && rm -rf "$BIG-xz.src"
+fi
+xz_copy "$HOURLY" "$HOURLY-xz"
+BIGXZ=$BIG-xz/$(basename "$BIG")
+HOURLYXZ_BASES=$(for m in "$HOURLY-xz"/*.meta.xz; do if [ -e "$m" ]; then printf '%s ' "${m%.meta.xz}"; fi; done)
 
 # A farm of 8 hosts (pmlogger_farm's layout, a folder per host), each with
 # three of the hourly archives under its own host name.
@@ -107,7 +135,7 @@ fi
 files_of() {
 	local b
 	for b in "$@"; do
-		ls "$b".meta "$b".index "$b".[0-9]* 2>/dev/null || true
+		ls "$b".meta "$b".meta.* "$b".index "$b".[0-9]* 2>/dev/null || true
 	done
 }
 
@@ -285,6 +313,89 @@ input "$(basename "$FARM") (8 hosts x 3 archives)" $(for m in "$FARM"/*/*.meta; 
 # against pcpextract --folio (hosts in parallel, one per core).
 FARM_PCP="for h in $FARM/*; do $PMLOGEXTRACT \$h/*.meta $OUT/\$(basename \$h) || exit 1; done"
 compare "folio merge (8 hosts)" "$FARM_PCP" "$BIN/pcpextract --no-sync --folio $FARM -o $OUT/farm"
+
+# Compressed inputs (issue 21): the same archives as pmlogger_daily leaves
+# them, xz volumes of 10 MiB blocks. Outputs are plain on both sides.
+if [ -n "$HOURLYXZ_BASES" ]; then
+	input "$(basename "$BIG")-xz (xz -0, 10 MiB blocks)" "$BIGXZ"
+	compare "copy, xz input" "$PMLOGEXTRACT $BIGXZ $OUT/x" "$BIN/pcpcat --no-sync $BIGXZ -o $OUT/x"
+	compare "window -S/-T (10 min), xz input" "$PMLOGEXTRACT $WIN $BIGXZ $OUT/x" "$BIN/pcpextract --no-sync $WIN $BIGXZ -o $OUT/x"
+	# shellcheck disable=SC2086 # a list
+	HOURLYXZ8=$(echo $HOURLYXZ_BASES | cut -d' ' -f1-8)
+	# shellcheck disable=SC2086
+	input "$(basename "$HOURLY")-xz (8 archives)" $HOURLYXZ8
+	compare "merge, xz input" "$PMLOGEXTRACT $HOURLYXZ8 $OUT/x" "$BIN/pcpextract --no-sync $HOURLYXZ8 -o $OUT/x"
+	# shellcheck disable=SC2086
+	input "$(basename "$HOURLY")-xz ($(echo $HOURLYXZ_BASES | wc -w) archives)" $HOURLYXZ_BASES
+	compare "merge, xz input" "$PMLOGEXTRACT $HOURLYXZ_BASES $OUT/x" "$BIN/pcpextract --no-sync $HOURLYXZ_BASES -o $OUT/x"
+fi
+
+# Merging many small archives (issue 20): N = 100, 800, 2000 (MANY_SIZES)
+# inputs, in two shapes: copies of one QA archive (20041125: one host,
+# the same 48 minutes, every input overlapping every other) and hourly
+# pieces of one host (the same archive moved on by an hour each time: no
+# two overlap, as pmlogger's daily or hourly archives). Made on first use
+# under bench/data/many-*/ (about 700 MiB each). Run only these rows with
+# `--only many`. pmlogextract keeps three files open per input and stops
+# at the default limit of 1024 ("Too many open files" at about 340
+# inputs): both sides run with the soft limit raised to the hard one.
+MANY_SIZES=${MANY_SIZES:-100 800 2000}
+MANY_QA=${MANY_QA:-/var/lib/pcp/testsuite/archives/20041125}
+
+# many_wanted: whether --only leaves any of these rows to run
+many_wanted() {
+	local n shape
+	[ -z "$only" ] && return 0
+	for n in $MANY_SIZES; do
+		for shape in copies hourly; do
+			if [[ "many: merge $n $shape" == *"$only"* ]]; then return 0; fi
+		done
+	done
+	return 1
+}
+
+# many_data MAX: the two sets of MAX inputs, made if missing
+many_data() {
+	local max=$1 i cfg
+	if [ ! -e "$DATA/many-copies/c$(printf %04d "$max").meta" ]; then
+		mkdir -p "$DATA/many-copies"
+		for ((i = 1; i <= max; i++)); do
+			for f in "$MANY_QA".*; do
+				cp "$f" "$DATA/many-copies/c$(printf %04d $i).${f##*.}"
+			done
+		done
+	fi
+	if [ ! -e "$DATA/many-hours/h$(printf %04d "$max").meta" ]; then
+		mkdir -p "$DATA/many-hours"
+		cfg=$(mktemp -d)
+		for ((i = 1; i <= max; i++)); do
+			echo "global { time -> +$((i - 1)):00:00 }" >"$cfg/$i.conf"
+		done
+		seq 1 "$max" | xargs -P 2 -I{} sh -c \
+			"[ -e $DATA/many-hours/h\$(printf %04d {}).meta ] || $PCP_BINADM_DIR/pmlogrewrite -c $cfg/{}.conf $MANY_QA $DATA/many-hours/h\$(printf %04d {})"
+		rm -rf "$cfg"
+	fi
+}
+
+# many_rows: the rows, both sides reading the same N inputs
+many_rows() {
+	local n max=0 shape dir p
+	many_wanted || return 0
+	for n in $MANY_SIZES; do max=$((n > max ? n : max)); done
+	many_data "$max"
+	for shape in copies hourly; do
+		dir=$DATA/many-hours p=h
+		if [ "$shape" = copies ]; then dir=$DATA/many-copies p=c; fi
+		for n in $MANY_SIZES; do
+			# shellcheck disable=SC2046 # one word per archive
+			input "$n x $(basename "$MANY_QA") ($shape)" $(seq -f "$dir/$p%04g" 1 "$n")
+			compare "many: merge $n $shape" \
+				"ulimit -Sn \$(ulimit -Hn) && cd $dir && $PMLOGEXTRACT \$(seq -f $p%04g 1 $n) $OUT/x" \
+				"ulimit -Sn \$(ulimit -Hn) && cd $dir && $BIN/pcpextract --no-sync \$(seq -f $p%04g 1 $n) -o $OUT/x"
+		done
+	done
+}
+many_rows
 
 # ---------------------------------------------------------------------------
 
