@@ -226,11 +226,6 @@ func mustFail(m *mutate.Mutant) bool {
 // match both patterns is logged as known instead of failing the test.
 // Delete an entry with its fix; PCPTOOLS_HOSTILE_STRICT=1 ignores them all.
 var hostileKnown = []struct{ id, tool, problem, mutant string }{
-	// F3: with volume 0 unreadable (missing, a directory, a FIFO, a
-	// loop, empty), pcprewrite writes the results of the next volume
-	// without the descriptors of some of their metrics, although .meta
-	// is intact (pcpcat -o copies it whole).
-	{"F3", "pcprewrite", "no descriptor for this metric", `^\.0/(missing|dir|fifo|symlink-loop|empty)$`},
 	// F6: a delta instance domain record with no full record before it
 	// (a flipped type word) stops pcpcat -o with an error naming the
 	// output's .meta and no offset, pcpextract with no offset.

@@ -100,7 +100,7 @@ func (j *Job) Run(stdin *os.File, stdout io.Writer) error {
 	index, _ := a.Index()
 	it := a.Records()
 	defer it.Close()
-	rw := New(it, plan, Options{OutputVersion: outVer, Meta: meta, Index: index})
+	rw := New(it, plan, Options{OutputVersion: outVer, Meta: meta, Index: index, KeepDescriptors: !j.Compat})
 
 	out := j.Out
 	if j.InPlace {

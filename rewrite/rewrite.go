@@ -80,6 +80,17 @@ type Options struct {
 	Meta *format.Metadata
 	// Index is the input's temporal index, for IndexHints; may be nil.
 	Index []format.IndexEntry
+	// KeepDescriptors never lets a result out without its metric's
+	// descriptor. pmlogrewrite releases held-back descriptors only while
+	// the next result holds their metric, so one that no result holds
+	// blocks those behind it; in an archive whose first volume is lost,
+	// results then go out with no descriptor at all (pmlogrewrite's output
+	// fails pmlogcheck: F3 in docs/reliability.md). With this set, such a
+	// blocking descriptor is released early, but only when the result
+	// holds a metric whose descriptor was never written, so an archive
+	// pmlogrewrite writes correctly comes out byte for byte the same.
+	// pcprewrite sets it; under the name pmlogrewrite it is off.
+	KeepDescriptors bool
 }
 
 // IndexHint says where pmlogrewrite puts a temporal index entry: at time
@@ -142,6 +153,9 @@ type Rewriter struct {
 	layouts []*layout                  // recent result layouts
 	offs    []int32                    // the current result's value sets (stream.Result.Frame)
 	tick    uint64                     // results seen, for the layouts' LRU
+	// described are the metrics whose descriptors were released (with
+	// KeepDescriptors; nil without).
+	described map[stream.PMID]bool
 }
 
 // New returns a Rewriter applying plan to the records of in.
@@ -149,6 +163,9 @@ func New(in stream.Iterator, plan *rules.Plan, opts Options) *Rewriter {
 	r := &Rewriter{in: in, plan: plan, opts: opts, outVer: opts.OutputVersion,
 		tracker: stream.NewInDomTracker(), acts: make(map[stream.PMID]*metricAct, len(plan.Metrics))}
 	r.shift = plan.Global.Shift
+	if opts.KeepDescriptors {
+		r.described = map[stream.PMID]bool{}
+	}
 	// Results that need rewriting are walked whole here anyway: checking
 	// them on the way saves the reader a walk of its own.
 	if d, ok := stream.As[stream.CheckDeferrer](in); ok && d.DeferChecks() {
@@ -369,9 +386,12 @@ func (r *Rewriter) release(res *stream.Result, t stream.Timestamp) error {
 			if !r.seenEvent {
 				if v.Type == stream.TypeEvent || v.Type == stream.TypeHighresEvent {
 					r.seenEvent = true
-				} else if !holds(res, v.PMID) {
+				} else if !holds(res, v.PMID) && !(r.opts.KeepDescriptors && r.undescribed(res)) {
 					return nil
 				}
+			}
+			if r.described != nil {
+				r.described[v.PMID] = true
 			}
 			r.doDesc(v)
 		case *stream.InDom:
@@ -397,6 +417,27 @@ func (r *Rewriter) release(res *stream.Result, t stream.Timestamp) error {
 	}
 	r.pend, r.phead = r.pend[:0], 0
 	return nil
+}
+
+// undescribed reports whether res holds a metric whose descriptor is
+// still held back: one pmlogrewrite's order would let out without it.
+func (r *Rewriter) undescribed(res *stream.Result) bool {
+	if res == nil {
+		return false
+	}
+	it := res.VSets()
+	for it.Next() {
+		p := it.VSet().PMID
+		if r.described[p] {
+			continue
+		}
+		for _, rec := range r.pend[r.phead:] {
+			if d, ok := rec.(*stream.Desc); ok && d.PMID == p {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func holds(res *stream.Result, id stream.PMID) bool {

@@ -429,3 +429,45 @@ func TestValueSeesLabels(t *testing.T) {
 		t.Errorf("values:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestKeepDescriptorsF3 is F3 of the hostile campaign (docs/reliability.md):
+// a descriptor that no result holds (its results were in a volume that is
+// lost) is released, in pmlogrewrite's order, only when a result holds its
+// metric, and it blocks those behind it; results then went out with no
+// descriptor. pcprewrite (KeepDescriptors) releases it early instead;
+// pmlogrewrite's order (without) is kept for the PCP-name mode.
+func TestKeepDescriptorsF3(t *testing.T) {
+	recs, meta := synth(t, 1, 2, 3)
+	lost := &stream.Desc{PMID: stream.NewPMID(29, 0, 9), Type: stream.Type32, InDom: stream.InDomNull, Sem: stream.SemInstant, Names: []string{"x.lost"}}
+	recs = append(recs[:1], append([]stream.Record{lost}, recs[1:]...)...)
+	meta.Descs = append(meta.Descs, lost)
+	meta.ByPMID[lost.PMID] = lost
+	plan := compile(t, "global { hostname -> other }", meta)
+	for _, keep := range []bool{false, true} {
+		out, err := stream.Collect(New(stream.FromSlice(recs), plan, Options{Meta: meta, KeepDescriptors: keep}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		described := map[stream.PMID]bool{}
+		bare := 0
+		for _, r := range out {
+			switch v := r.(type) {
+			case *stream.Desc:
+				described[v.PMID] = true
+			case *stream.Result:
+				it := v.VSets()
+				for it.Next() {
+					if !described[it.VSet().PMID] {
+						bare++
+					}
+				}
+			}
+		}
+		switch {
+		case keep && bare > 0:
+			t.Errorf("KeepDescriptors: %d value sets went out before their descriptor", bare)
+		case !keep && bare == 0:
+			t.Errorf("pmlogrewrite's order: expected results before their descriptors (its behaviour), found none")
+		}
+	}
+}
