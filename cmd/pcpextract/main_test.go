@@ -7,36 +7,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rogpeppe/go-internal/testscript"
-
 	"github.com/pcptools/pcptools/folio"
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/example"
+	"github.com/pcptools/pcptools/internal/scripttest"
 	"github.com/pcptools/pcptools/stream"
 )
 
-func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"pcpextract":   func() { os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
-		"pmlogextract": func() { os.Exit(run(append([]string{"pmlogextract"}, os.Args[1:]...), os.Stdin, os.Stdout, os.Stderr)) },
-	})
-}
+func TestMain(m *testing.M) { scripttest.Main(m, "pcpextract", "pmlogextract", run) }
 
 // TestScripts runs the command-line sessions in testdata/script.
-func TestScripts(t *testing.T) {
-	ex, err := filepath.Abs("../../testdata/example/demo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("EXAMPLE", ex)
-			env.Setenv("TZ", "UTC")
-			return nil
-		},
-	})
-}
+func TestScripts(t *testing.T) { scripttest.Scripts(t) }
 
 // writeHalves writes the example archive's records as two archives of
 // host, one per half of its data (each with all the metadata).

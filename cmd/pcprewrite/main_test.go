@@ -1,32 +1,12 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/pcptools/pcptools/internal/scripttest"
 )
 
-func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"pcprewrite":   func() { os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
-		"pmlogrewrite": func() { os.Exit(run(append([]string{"pmlogrewrite"}, os.Args[1:]...), os.Stdin, os.Stdout, os.Stderr)) },
-	})
-}
+func TestMain(m *testing.M) { scripttest.Main(m, "pcprewrite", "pmlogrewrite", run) }
 
 // TestScripts runs the command-line sessions in testdata/script.
-func TestScripts(t *testing.T) {
-	ex, err := filepath.Abs("../../testdata/example/demo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("EXAMPLE", ex)
-			env.Setenv("TZ", "UTC")
-			return nil
-		},
-	})
-}
+func TestScripts(t *testing.T) { scripttest.Scripts(t) }

@@ -6,35 +6,16 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/rogpeppe/go-internal/testscript"
-
 	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/scripttest"
 	"github.com/pcptools/pcptools/internal/toolio"
 	"github.com/pcptools/pcptools/stream/pipe"
 )
 
-func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"pcpsummary":   func() { os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr)) },
-		"pmlogsummary": func() { os.Exit(run(append([]string{"pmlogsummary"}, os.Args[1:]...), os.Stdin, os.Stdout, os.Stderr)) },
-	})
-}
+func TestMain(m *testing.M) { scripttest.Main(m, "pcpsummary", "pmlogsummary", run) }
 
 // TestScripts runs the command-line sessions in testdata/script.
-func TestScripts(t *testing.T) {
-	example, err := filepath.Abs("../../testdata/example/demo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("EXAMPLE", example)
-			env.Setenv("TZ", "UTC")
-			return nil
-		},
-	})
-}
+func TestScripts(t *testing.T) { scripttest.Scripts(t) }
 
 // TestStream: with no archive named, pcpsummary summarises the record
 // stream on standard input as it summarises the archive.
