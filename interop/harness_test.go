@@ -91,17 +91,7 @@ func lightArchives(t *testing.T) []string {
 // qaArchives returns the base names of PCP's QA archives.
 func qaArchives(t *testing.T) []string {
 	t.Helper()
-	ents, err := os.ReadDir(qaDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range ents {
-		if metaSuffix.MatchString(e.Name()) {
-			out = append(out, filepath.Join(qaDir, metaSuffix.ReplaceAllString(e.Name(), "")))
-		}
-	}
-	sort.Strings(out)
+	out := archivesIn(t, qaDir)
 	if len(out) < 150 {
 		t.Fatalf("only %d QA archives in %s", len(out), qaDir)
 	}
@@ -263,5 +253,23 @@ func checkFindings(archive string) []string {
 			out = append(out, l)
 		}
 	}
+	return out
+}
+
+// archivesIn returns the base names of the archives in dir (one per .meta,
+// compressed or not), sorted.
+func archivesIn(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if metaSuffix.MatchString(e.Name()) {
+			out = append(out, filepath.Join(dir, metaSuffix.ReplaceAllString(e.Name(), "")))
+		}
+	}
+	sort.Strings(out)
 	return out
 }

@@ -140,16 +140,7 @@ func TestSummaryLikePmlogsummary(t *testing.T) {
 func TestSummaryDamaged(t *testing.T) {
 	needPCP(t)
 	ours := pmlogsummaryLink(t)
-	ents, err := os.ReadDir(badDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var archives []string
-	for _, e := range ents {
-		if metaSuffix.MatchString(e.Name()) {
-			archives = append(archives, filepath.Join(badDir, metaSuffix.ReplaceAllString(e.Name(), "")))
-		}
-	}
+	archives := archivesIn(t, badDir)
 	var mu sync.Mutex
 	same := 0
 	forEach(t, archives, func(t *testing.T, a string) {
