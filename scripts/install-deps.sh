@@ -34,6 +34,10 @@ set -eu
 
 prog=install-deps.sh
 PKGS="pcp pcp-testsuite python3-pcp zstd xz-utils bzip2 gzip ncompress time"
+# The importers' and exporters' oracles: sheet2pcp (pcpimport's mapfiles),
+# pcp2json (the export benchmark; pcp2csv ships in pcp itself) and promtool
+# (prometheus: the OpenMetrics export is checked by turning it into blocks).
+PKGS="$PKGS pcp-import-sheet2pcp pcp-export-pcp2json prometheus"
 
 say() { echo "$prog: $*"; }
 warn() { echo "$prog: $*" >&2; }
@@ -117,6 +121,12 @@ verify() {
 	*" ncompress "*) tools="$tools compress" ;;
 	esac
 	for t in $tools; do
+		if ! command -v "$t" >/dev/null 2>&1; then
+			warn "$t is not on PATH"
+			bad=1
+		fi
+	done
+	for t in sheet2pcp pcp2csv pcp2json promtool; do
 		if ! command -v "$t" >/dev/null 2>&1; then
 			warn "$t is not on PATH"
 			bad=1
