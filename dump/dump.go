@@ -140,7 +140,8 @@ type dumper struct {
 	meta  *pcpMeta
 	start stream.Timestamp // label start, for -xx offsets
 	warn  io.Writer
-	prog  string // the name warnings go out under
+	prog  string          // the name warnings go out under
+	src   stream.Iterator // what the records being dumped come from
 
 	metrics map[stream.PMID]*metricInfo
 	tcache  timeCache

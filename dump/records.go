@@ -97,6 +97,7 @@ func (d *dumper) dumpValues(w window, pmids []stream.PMID) error {
 	}
 	it := d.a.records(from)
 	defer it.Close()
+	d.src = it
 	var sel *selector
 	if len(pmids) > 0 {
 		sel = newSelector(pmids)
@@ -600,6 +601,19 @@ func fixedLen(b []byte, n int) []byte {
 }
 
 // dumpEvent prints value j of an event metric as pmdumplog's dump_event.
+// eventWarning says that the event records of metric p in the current
+// record cannot be unpacked: in pmdumplog's words under its name, with the
+// file and offset of the record under ours.
+func (d *dumper) eventWarning(p stream.PMID) {
+	where := ""
+	if d.prog != "pmdumplog" && !d.opts.Reverse {
+		if w := stream.Where(d.src); w != "" {
+			where = w + ": "
+		}
+	}
+	fmt.Fprintf(d.warn, "%s: %scannot unpack event records of metric %s\n", d.prog, where, appendPMID(nil, p))
+}
+
 func (d *dumper) dumpEvent(t stream.Timestamp, mi *metricInfo, vs *stream.VSet, j int, ver *indomVersion) {
 	inst, _ := vs.RawPair(j)
 	b := append(d.b, mi.head[:len(mi.head)-2]...) // without "):"
@@ -616,13 +630,13 @@ func (d *dumper) dumpEvent(t stream.Timestamp, mi *metricInfo, vs *stream.VSet, 
 	if vs.ValFmt == stream.ValInsitu || err != nil || !checkEvents(v.Payload, v.VType, highres) {
 		// libpcp reports the damage on stderr and pmdumplog leaves the
 		// line unfinished.
-		fmt.Fprintf(d.warn, "%s: cannot unpack event records of metric %s\n", d.prog, appendPMID(nil, vs.PMID))
+		d.eventWarning(vs.PMID)
 		d.b = b
 		return
 	}
 	recs, ok := unpackEvents(v.Payload, highres)
 	if !ok {
-		fmt.Fprintf(d.warn, "%s: cannot unpack event records of metric %s\n", d.prog, appendPMID(nil, vs.PMID))
+		d.eventWarning(vs.PMID)
 		d.b = b
 		return
 	}

@@ -497,7 +497,7 @@ func (e *Extractor) readMeta(its []stream.CloserIterator) error {
 				if _, ok := rec.(*stream.Label); ok {
 					continue
 				}
-				wanted, err := e.store.add(i, rec)
+				wanted, err := e.store.add(i, rec, it)
 				if err != nil {
 					return err
 				}
@@ -672,7 +672,13 @@ func (e *Extractor) step() error {
 	var err error
 	e.out, err = e.store.forResult(e.out, &pick.res, now)
 	if err != nil {
-		return fmt.Errorf("%s: %w", pick.name, err)
+		// The input's iterator still has the record current: say where
+		// it was read.
+		where := pick.name
+		if w := stream.Where(pick.it); w != "" {
+			where = w
+		}
+		return fmt.Errorf("%s: %w", where, err)
 	}
 	e.out = append(e.out, &pick.res)
 	e.written++

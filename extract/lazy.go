@@ -175,7 +175,7 @@ func (e *Extractor) refill(in *input) error {
 			return nil
 		default:
 			if in.inline {
-				if _, err := e.store.add(in.idx, r); err != nil {
+				if _, err := e.store.add(in.idx, r, in.it); err != nil {
 					return err
 				}
 			}

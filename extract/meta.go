@@ -150,9 +150,21 @@ func (m *metaStore) conflict(p stream.PMID, name, what string, from, to int) err
 	return nil
 }
 
+// at prefixes err with where from read its current record, or with input
+// i's name.
+func (m *metaStore) at(i int, from stream.Iterator, err error) error {
+	if w := stream.Where(from); w != "" {
+		return fmt.Errorf("%s: %w", w, err)
+	}
+	return fmt.Errorf("%s: %w", m.names[i], err)
+}
+
 // add takes one metadata record of input i. It reports whether the record
 // was wanted (pmlogextract reads past unwanted ones in the same turn).
-func (m *metaStore) add(i int, rec stream.Record) (bool, error) {
+//
+// from is the iterator that read rec: an error in rec names where it was
+// read when from can say (stream.Locator), else the input.
+func (m *metaStore) add(i int, rec stream.Record, from stream.Iterator) (bool, error) {
 	switch r := rec.(type) {
 	case *stream.Desc:
 		if m.sel != nil && !m.sel.wantPMID(r.PMID) || m.skip[r.PMID] {
@@ -162,12 +174,14 @@ func (m *metaStore) add(i int, rec stream.Record) (bool, error) {
 	case *stream.InDom:
 		if m.sel != nil && !m.sel.wantInDom(r.InDom) {
 			// Keep the delta chain of the input intact all the same.
-			_, err := m.trackers[i].Apply(r)
-			return false, err
+			if _, err := m.trackers[i].Apply(r); err != nil {
+				return false, m.at(i, from, err)
+			}
+			return false, nil
 		}
 		set, err := m.trackers[i].Apply(r)
 		if err != nil {
-			return true, fmt.Errorf("%s: %w", m.names[i], err)
+			return true, m.at(i, from, err)
 		}
 		enc := r.Encoding
 		if enc == stream.InDomDelta {

@@ -112,6 +112,8 @@ type archiveIter struct {
 	mr       recReader
 	metaDone bool
 	mpend    stream.Record
+	mpendOff int64 // where mpend was read in the .meta
+	metaOff  int64 // where the current record, a metadata one, was read
 
 	// The data cursor: dpend (&res or &mark) is read and not yet emitted.
 	df        rdFile
@@ -176,6 +178,25 @@ func (it *archiveIter) CheckResult() error {
 }
 
 func (it *archiveIter) Err() error { return it.err }
+
+// Where implements stream.Locator: the file and offset of the current
+// record (a volume's label: that volume's start; the archive's label: the
+// .meta's start).
+func (it *archiveIter) Where() (string, int64, bool) {
+	switch r := it.cur.(type) {
+	case nil:
+		return "", 0, false
+	case *stream.Result, *stream.Mark:
+		return it.resFile, it.resOff, it.resFile != ""
+	case *stream.Label:
+		if r == &it.volLabel && it.vi < len(it.a.vols) {
+			return it.a.vols[it.vi].path, 0, true
+		}
+		return it.a.metaPath, 0, true
+	default:
+		return it.a.metaPath, it.metaOff, true
+	}
+}
 
 // Close releases the open files. It is safe to call more than once, and
 // after Next has returned false.
@@ -280,6 +301,7 @@ func (it *archiveIter) Next() bool {
 
 func (it *archiveIter) emitMeta() bool {
 	it.cur = it.mpend
+	it.metaOff = it.mpendOff
 	it.mpend = nil
 	it.advance()
 	return true
@@ -343,7 +365,7 @@ func (it *archiveIter) openMeta() error {
 }
 
 func (it *archiveIter) nextMeta() error {
-	r, _, err := it.a.readMetaRecord(&it.mr)
+	r, off, err := it.a.readMetaRecord(&it.mr)
 	if err == io.EOF {
 		it.metaDone = true
 		if e := it.mf.Close(); e != nil {
@@ -355,7 +377,7 @@ func (it *archiveIter) nextMeta() error {
 	if err != nil {
 		return err
 	}
-	it.mpend = r
+	it.mpend, it.mpendOff = r, off
 	return nil
 }
 

@@ -226,30 +226,11 @@ func mustFail(m *mutate.Mutant) bool {
 // match both patterns is logged as known instead of failing the test.
 // Delete an entry with its fix; PCPTOOLS_HOSTILE_STRICT=1 ignores them all.
 var hostileKnown = []struct{ id, tool, problem, mutant string }{
-	// F6: a delta instance domain record with no full record before it
-	// (a flipped type word) stops pcpcat -o with an error naming the
-	// output's .meta and no offset, pcpextract with no offset.
-	{"F6", "pcpcat -o", "a delta record with no full record before it", ""},
-	{"F6", "pcpextract", "delta record for instance domain", ""},
 	// F8: a v2 timestamp whose microseconds are 10^6 or more (a flipped
 	// bit) is decoded to a wrapped nanosecond field instead of being
 	// refused; a copy then warns, naming only its output, that it
 	// truncates it, and the record's time changes.
 	{"F8", "", "timestamps are truncated to microseconds", ""},
-	// F1: a result whose metric has no descriptor (its pmid flipped, or
-	// the .meta cut before the descriptor) is copied without a word, and
-	// the output fails --check; pmlogextract refuses such an input.
-	{"F1", "pcpcat -o", "no descriptor for this metric", ""},
-	{"F1", "pcprewrite", "no descriptor for this metric", ""},
-	// F2: pcpextract's error for the same names neither the file nor the
-	// offset of the record.
-	{"F2", "pcpextract", "no descriptor for metric", ""},
-	// F4: the dump views warn about an event record they cannot unpack
-	// as pmdumplog does, without the file or the offset.
-	{"F4", "pcpcat", "cannot unpack event records", ""},
-	// F5: a stream whose descriptor changes mid-way fails without the
-	// offset of the frame.
-	{"F5", "stream", "changes its descriptor from the archives before it", ""},
 }
 
 func isKnown(tool, problem, mutant string) string {

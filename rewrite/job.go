@@ -15,6 +15,7 @@ import (
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/toolio"
 	"github.com/pcptools/pcptools/rules"
+	"github.com/pcptools/pcptools/stream"
 )
 
 // Job says what to rewrite, how, and where to.
@@ -100,7 +101,7 @@ func (j *Job) Run(stdin *os.File, stdout io.Writer) error {
 	index, _ := a.Index()
 	it := a.Records()
 	defer it.Close()
-	rw := New(it, plan, Options{OutputVersion: outVer, Meta: meta, Index: index, KeepDescriptors: !j.Compat})
+	rw := New(stream.Described(it), plan, Options{OutputVersion: outVer, Meta: meta, Index: index, KeepDescriptors: !j.Compat})
 
 	out := j.Out
 	if j.InPlace {

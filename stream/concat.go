@@ -129,14 +129,14 @@ func (c *concat) keep(rec Record) bool {
 		if c.host == "" {
 			c.host = r.Hostname
 		} else if r.Hostname != c.host {
-			c.err = fmt.Errorf("%s: host %q differs from %q of the archives before it; use pcpextract to merge hosts into a folio", c.name(c.i), r.Hostname, c.host)
+			c.err = fmt.Errorf("%s: host %q differs from %q of the archives before it; use pcpextract to merge hosts into a folio", c.here(), r.Hostname, c.host)
 			return false
 		}
 		return true
 	case *Desc:
 		if d, ok := c.descs[r.PMID]; ok {
 			if d.Type != r.Type || d.Sem != r.Sem || d.Units != r.Units || d.InDom != r.InDom {
-				c.err = fmt.Errorf("%s: metric %s (%s) changes its descriptor from the archives before it", c.name(c.i), r.PMID, firstName(r.Names))
+				c.err = fmt.Errorf("%s: metric %s (%s) changes its descriptor from the archives before it", c.here(), r.PMID, firstName(r.Names))
 				return false
 			}
 			if slices.Equal(d.Names, r.Names) {
@@ -160,7 +160,7 @@ func (c *concat) keep(rec Record) bool {
 		prev := c.indoms.Current(r.InDom)
 		next, err := c.indoms.Apply(r)
 		if err != nil {
-			c.err = fmt.Errorf("%s: %w", c.name(c.i), err)
+			c.err = fmt.Errorf("%s: %w", c.here(), err)
 			return false
 		}
 		if prev != nil && slices.Equal(prev.Insts, next.Insts) && slices.Equal(prev.Names, next.Names) && c.i > 0 && !c.data {
@@ -168,7 +168,7 @@ func (c *concat) keep(rec Record) bool {
 		}
 	case *Result, *Mark:
 		if t := rec.Time(); c.i > 0 && !t.After(c.prevEnd) && !c.data {
-			c.err = fmt.Errorf("%s: starts at %s, before the archive before it ends (%s): archives overlap; merge them with pcpextract", c.name(c.i), t, c.prevEnd)
+			c.err = fmt.Errorf("%s: starts at %s, before the archive before it ends (%s): archives overlap; merge them with pcpextract", c.here(), t, c.prevEnd)
 			return false
 		}
 		c.data = true
@@ -193,6 +193,27 @@ func sameSets(a, b []OneLabelSet) bool {
 		}
 	}
 	return true
+}
+
+// here names where the record being kept was read: its file and offset
+// when the input can say, else the input's name.
+func (c *concat) here() string {
+	if w := Where(c.its[c.i]); w != "" {
+		return w
+	}
+	return c.name(c.i)
+}
+
+// Where implements Locator: where the current input read its current
+// record.
+func (c *concat) Where() (string, int64, bool) {
+	if c.cur == nil || c.cur == Record(&c.mark) || c.i >= len(c.its) {
+		return "", 0, false // the marks between inputs are made here
+	}
+	if l, ok := As[Locator](c.its[c.i]); ok {
+		return l.Where()
+	}
+	return "", 0, false
 }
 
 func (c *concat) At() Record { return c.cur }

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"container/heap"
+	"fmt"
 	"io"
 	"iter"
 )
@@ -59,6 +60,28 @@ type CheckDeferrer interface {
 // the rewriter do not.
 type Unwrapper interface {
 	Unwrap() Iterator
+}
+
+// Locator is implemented by iterators that decode records from a file or
+// a stream: Where names the file (or stream) the current record was read
+// from and the byte offset of its first byte there, so that an error a
+// later stage finds in the record can say where it is. It is found with
+// As, so a stage in between that hands out its source's records unchanged
+// keeps it; ok is false when the current record was not read from a file
+// (an archive's label is read from the .meta's start, offset 0).
+type Locator interface {
+	Where() (file string, off int64, ok bool)
+}
+
+// Where says, through As, where it read its current record; "" when no
+// iterator in the chain can say.
+func Where(it Iterator) string {
+	if l, ok := As[Locator](it); ok {
+		if f, off, ok := l.Where(); ok {
+			return fmt.Sprintf("%s: offset %d", f, off)
+		}
+	}
+	return ""
 }
 
 // As finds, on it or on the iterators below it through Unwrap, the first

@@ -192,9 +192,11 @@ func (s *pipeSink) Close() error                  { return s.w.Close() }
 func (s *pipeSink) Abort(err error)               { _ = s.w.Fail(err) }
 
 // Copy writes every record of it to sink and completes it; on any error
-// the sink is aborted and the error returned.
+// the sink is aborted and the error returned. A result whose metric has no
+// descriptor before it is such an error (stream.Described).
 func Copy(it stream.Iterator, sink Sink) error {
 	defer AbortOnPanic(sink)
+	it = stream.Described(it)
 	for it.Next() {
 		if err := sink.Write(it.At()); err != nil {
 			sink.Abort(err)

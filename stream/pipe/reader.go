@@ -37,6 +37,7 @@ type Reader struct {
 	done    bool
 	err     error
 	cur     stream.Record
+	curOff  int64  // stream offset of cur's frame
 	buf     []byte // payloads larger than br's buffer
 	lab     stream.Label
 	res     stream.Result
@@ -59,6 +60,10 @@ func (r *Reader) SetName(name string) { r.name = name }
 
 // At implements stream.Iterator.
 func (r *Reader) At() stream.Record { return r.cur }
+
+// Where implements stream.Locator: the stream's name and the offset of the
+// frame the current record came in.
+func (r *Reader) Where() (string, int64, bool) { return r.name, r.curOff, r.cur != nil }
 
 // Err implements stream.Iterator.
 func (r *Reader) Err() error { return r.err }
@@ -111,6 +116,7 @@ func (r *Reader) Next() bool {
 	}
 	for {
 		start := r.off
+		r.curOff = start
 		h, err := r.br.Peek(FrameHeaderSize)
 		if len(h) < FrameHeaderSize {
 			if len(h) == 0 && errors.Is(err, io.EOF) {

@@ -1,0 +1,93 @@
+package stream
+
+import "fmt"
+
+// Described returns a stage that hands out its records unchanged and
+// stops with an error at a result holding a metric no descriptor came
+// before, or at a delta instance domain record with no full record of its
+// domain before it (which nothing can resolve). Such a result cannot be written: PCP's tools refuse the archive
+// (pmlogextract: "meta data (TYPE_DESC) ... has not been found"), pmlogcheck
+// reports it, and a copy that kept it would pass the damage on in
+// silence. The error says where the result was read when an iterator
+// below can (Locator).
+//
+// The check costs a walk over the value set headers of each result and a
+// lookup per metric; results whose metrics are those of the result before
+// them (the common case: pmlogger logs the same metrics each interval)
+// skip the lookups.
+func Described(it Iterator) Iterator {
+	return &described{src: it, descs: make(map[PMID]struct{}), indoms: make(map[InDomID]struct{})}
+}
+
+type described struct {
+	src    Iterator
+	descs  map[PMID]struct{}
+	indoms map[InDomID]struct{} // those with a full record
+	prev   []PMID               // the metrics of the last result found described
+	cur    []PMID
+	err    error
+}
+
+func (d *described) Next() bool {
+	if d.err != nil || !d.src.Next() {
+		return false
+	}
+	switch r := d.src.At().(type) {
+	case *Desc:
+		d.descs[r.PMID] = struct{}{}
+	case *InDom:
+		if r.Encoding != InDomDelta {
+			d.indoms[r.InDom] = struct{}{}
+		} else if _, ok := d.indoms[r.InDom]; !ok {
+			return d.fail(fmt.Errorf("delta record for instance domain %s before any full record", r.InDom))
+		}
+	case *Result:
+		if err := d.check(r); err != nil {
+			return d.fail(err)
+		}
+	}
+	return true
+}
+
+func (d *described) fail(err error) bool {
+	if w := Where(d.src); w != "" {
+		err = fmt.Errorf("%s: %w", w, err)
+	}
+	d.err = err
+	return false
+}
+
+// check looks up each metric of r unless r's metrics are prev's. A body
+// that does not walk is left to the checks of whoever uses its values.
+func (d *described) check(r *Result) error {
+	it := r.VSets()
+	same := true
+	d.cur = d.cur[:0]
+	for i := 0; it.Next(); i++ {
+		p := it.VSet().PMID
+		d.cur = append(d.cur, p)
+		if same && i < len(d.prev) && d.prev[i] == p {
+			continue
+		}
+		same = false
+		if _, ok := d.descs[p]; !ok {
+			return fmt.Errorf("result at %s: no descriptor for metric %s before it", r.T, p)
+		}
+	}
+	if !same || len(d.cur) != len(d.prev) {
+		d.prev, d.cur = d.cur, d.prev
+	}
+	return nil
+}
+
+func (d *described) At() Record { return d.src.At() }
+
+func (d *described) Err() error {
+	if d.err != nil {
+		return d.err
+	}
+	return d.src.Err()
+}
+
+// Unwrap implements Unwrapper: the records are the source's, unchanged.
+func (d *described) Unwrap() Iterator { return d.src }

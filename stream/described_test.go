@@ -1,0 +1,76 @@
+package stream
+
+import (
+	"strings"
+	"testing"
+)
+
+type locatedSlice struct{ *SliceIterator }
+
+func (l locatedSlice) Where() (string, int64, bool) { return "x.0", int64(100 * l.i), true }
+
+func describedResult(t *testing.T, sec int64, pmids ...PMID) *Result {
+	t.Helper()
+	var b ResultBuilder
+	for _, p := range pmids {
+		b.Add(p, Type32, Val{Inst: -1, I: 1})
+	}
+	r := new(Result)
+	r.Version = 2
+	if err := b.Build(Timestamp{Sec: sec}, r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestDescribedF1: a result whose metric has no descriptor before it stops
+// the stream with an error naming where it was read; results of described
+// metrics, repeated or in a new order, pass.
+func TestDescribedF1(t *testing.T) {
+	recs := []Record{
+		&Label{Version: 2},
+		&Desc{PMID: 1}, &Desc{PMID: 2},
+		describedResult(t, 1, 1, 2),
+		describedResult(t, 2, 1, 2),
+		describedResult(t, 3, 2),
+		describedResult(t, 4, 2, 1),
+		&Desc{PMID: 3},
+		describedResult(t, 5, 2, 1, 3),
+		describedResult(t, 6, 2, 1, 3, 4),
+		describedResult(t, 7, 1),
+	}
+	it := Described(locatedSlice{FromSlice(recs)})
+	n := 0
+	for it.Next() {
+		n++
+	}
+	if n != 9 {
+		t.Errorf("passed %d records, want 9 (up to the result with metric 0.0.4)", n)
+	}
+	err := it.Err()
+	if err == nil || !strings.Contains(err.Error(), "x.0: offset 900: ") || !strings.Contains(err.Error(), "no descriptor for metric 0.0.4") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, ok := As[Locator](it); !ok {
+		t.Error("Described hides its source's Locator")
+	}
+}
+
+// TestDescribedF6: a delta instance domain record with no full record of
+// its domain before it is an error naming where it was read.
+func TestDescribedF6(t *testing.T) {
+	recs := []Record{
+		&Label{Version: 3},
+		&InDom{InDom: 7, Encoding: InDomFull, Insts: []int32{1}, Names: []string{"a"}},
+		&InDom{InDom: 7, Encoding: InDomDelta, Insts: []int32{2}, Names: []string{"b"}, Deleted: []bool{false}},
+		&InDom{InDom: 8, Encoding: InDomDelta, Insts: []int32{2}, Names: []string{"b"}, Deleted: []bool{false}},
+	}
+	it := Described(locatedSlice{FromSlice(recs)})
+	n := 0
+	for it.Next() {
+		n++
+	}
+	if err := it.Err(); n != 3 || err == nil || !strings.Contains(err.Error(), "x.0: offset 300: delta record for instance domain") {
+		t.Fatalf("%d records, err = %v", n, err)
+	}
+}
