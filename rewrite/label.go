@@ -1,6 +1,8 @@
 package rewrite
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 
 	"github.com/pcptools/pcptools/rules"
@@ -19,9 +21,14 @@ type label struct {
 	flags uint8
 }
 
+// labelsOf returns the labels of s in the order of its JSON text (its
+// label entries are sorted by name; pmlogrewrite rebuilds a changed set's
+// text from the text, so the labels left keep their order there).
 func labelsOf(s *stream.OneLabelSet) []label {
-	out := make([]label, 0, len(s.Labels))
-	for _, l := range s.Labels {
+	ents := slices.Clone(s.Labels)
+	slices.SortStableFunc(ents, func(a, b stream.LabelEntry) int { return cmp.Compare(a.Name, b.Name) })
+	out := make([]label, 0, len(ents))
+	for _, l := range ents {
 		ne, ve := int(l.Name)+int(l.NameLen), int(l.Value)+int(l.ValueLen)
 		if ne > len(s.JSON) || ve > len(s.JSON) {
 			continue
@@ -31,7 +38,8 @@ func labelsOf(s *stream.OneLabelSet) []label {
 	return out
 }
 
-// buildSet encodes labels as PCP does: {"name":value,...} with offsets.
+// buildSet encodes labels as PCP does: {"name":value,...} in the order
+// given, with the label entries sorted by name (as libpcp keeps them).
 func buildSet(inst int32, labs []label) stream.OneLabelSet {
 	var b strings.Builder
 	s := stream.OneLabelSet{Inst: inst, NLabels: int32(len(labs))}
@@ -50,6 +58,9 @@ func buildSet(inst int32, labs []label) stream.OneLabelSet {
 	}
 	b.WriteByte('}')
 	s.JSON = b.String()
+	slices.SortStableFunc(s.Labels, func(a, b stream.LabelEntry) int {
+		return strings.Compare(s.JSON[a.Name:int(a.Name)+int(a.NameLen)], s.JSON[b.Name:int(b.Name)+int(b.NameLen)])
+	})
 	return s
 }
 

@@ -55,6 +55,7 @@
 package rewrite
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -609,7 +610,7 @@ func newAct(mp *rules.MetricPlan) *metricAct {
 	switch {
 	case mp.Changes&rules.ChangeDelete != 0:
 		a.kind = actDelete
-	case mp.Changes&(rules.ChangeRescale|rules.ChangeType|rules.ChangeValue) != 0,
+	case mp.Changes&(rules.ChangeRescale|rules.ChangeType|rules.ChangeValue|rules.ChangeStrValue) != 0,
 		mp.Changes&rules.ChangeInDom != 0 && mp.Output != rules.OutputAll,
 		mp.InstMap != nil:
 		a.kind = actValues
@@ -901,6 +902,9 @@ func (r *Rewriter) rewriteSet(vs *stream.VSet, a *metricAct, t stream.Timestamp)
 		}
 		e.vals = e.vals[:w]
 	}
+	if mp.Changes&rules.ChangeStrValue != 0 && !compute && !fresh {
+		replaceStrings(e.vals[start:], mp.StrValue)
+	}
 	if compute || fresh {
 		newT := oldT
 		if mp.Changes&rules.ChangeType != 0 {
@@ -1142,6 +1146,26 @@ func (e *encoder) reset() {
 	clear(e.sets)
 	e.sets, e.vals, e.patches, e.slow, e.words = e.sets[:0], e.vals[:0], e.patches[:0], e.slow[:0], e.words[:0]
 	e.unsure = false
+}
+
+// replaceStrings runs the VALUE clauses' substitutions on string values
+// (a value block's bytes up to its first NUL, as libpcp reads a string)
+// and gives each changed value a new block, NUL-terminated as libpcp
+// writes strings.
+func replaceStrings(vals []outVal, rs []*rules.Replace) {
+	for k := range vals {
+		v := &vals[k]
+		if v.blk == nil {
+			continue // insitu: not a string
+		}
+		b := v.blk
+		if i := bytes.IndexByte(b, 0); i >= 0 {
+			b = b[:i]
+		}
+		if n, ok := rules.ApplyAll(rs, string(b)); ok {
+			v.blk = append([]byte(n), 0)
+		}
+	}
 }
 
 func rawVal(vs *stream.VSet, i int) (outVal, error) {

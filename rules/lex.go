@@ -84,6 +84,9 @@ const (
 	tTimeName
 	tCountName
 	tOutputType
+	tRedact  // iname redact (PCP 6.1)
+	tReplace // iname replace, value replace (PCP 6.1)
+	tPattern // /regular expression/ (PCP 6.1)
 )
 
 type lexCond uint8
@@ -149,6 +152,8 @@ var keywords = map[lexCond][]keyword{
 		{"indom", tInDom, cKeep, 0, 0},
 		{"duplicate", tDuplicate, cKeep, 0, 0},
 		{"iname", tIName, cKeep, 0, 0},
+		{"redact", tRedact, cKeep, 0, 0},
+		{"replace", tReplace, cKeep, 0, 0},
 		{"inst", tInst, cKeep, 0, 0},
 	},
 	cMetric: {
@@ -162,6 +167,8 @@ var keywords = map[lexCond][]keyword{
 		{"sem", tSem, cSem, 0, 0},
 		{"units", tUnits, cUnits, 0, 0},
 		{"rescale", tRescale, cKeep, 0, 0},
+		{"value", tValue, cKeep, 0, 0},
+		{"replace", tReplace, cKeep, 0, 0},
 	},
 	cText: {
 		{"delete", tDelete, cKeep, 0, 0},
@@ -362,6 +369,9 @@ func (l *lexer) next() (token, *Error) {
 		try(matchString(s), tString)
 		try(matchTextString(s), tTextString)
 	}
+	if s[0] == '/' {
+		try(matchPattern(s), tPattern)
+	}
 	if isDigit(s[0]) {
 		d := digits(s, 0)
 		try(d, tNumber)
@@ -406,7 +416,7 @@ func (l *lexer) next() (token, *Error) {
 	best.pos = pos
 	best.text = s[:bestLen]
 	switch best.kind {
-	case tString:
+	case tString, tPattern:
 		best.text = s[1 : bestLen-1]
 	case tTextString:
 		best.text = unescapeText(s[1 : bestLen-1])
@@ -460,6 +470,23 @@ func (l *lexer) next() (token, *Error) {
 var punct = map[byte]tokKind{
 	'{': tLBrace, '}': tRBrace, '+': tPlus, '-': tMinus, ':': tColon,
 	',': tComma, '(': tLParen, ')': tRParen,
+}
+
+// matchPattern: \/[^/\n][^/\n]*\/ (a regular expression, PCP 6.1's
+// pmlogrewrite)
+func matchPattern(s string) int {
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case '\n':
+			return 0
+		case '/':
+			if i == 1 {
+				return 0
+			}
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // matchString: \"[^\"\n][^\"\n]*\"

@@ -350,6 +350,8 @@ const (
 	InDomDeleteName                    // INAME "old" -> DELETE
 	InDomRenumber                      // INST n -> m
 	InDomDeleteInst                    // INST n -> DELETE
+	InDomRedact                        // INAME REDACT (PCP 6.1)
+	InDomReplace                       // INAME REPLACE /re/ -> "new" (PCP 6.1)
 )
 
 // InDomClause is one clause of an INDOM rule.
@@ -362,6 +364,7 @@ type InDomClause struct {
 	NewName   string      // InDomRename
 	OldInst   int32       // InDomRenumber, InDomDeleteInst
 	NewInst   int32       // InDomRenumber
+	Change    *Replace    // InDomReplace
 	// Dyn (expr front end) computes Target per instance domain.
 	Dyn InDomValue
 }
@@ -388,9 +391,10 @@ const (
 	MetricSem
 	MetricUnits
 	MetricInDom
+	MetricStrValue // VALUE [REPLACE] /re/ -> "new" (PCP 6.1)
 )
 
-var metricOpNames = [...]string{"?", "delete", "pmid", "name", "type", "sem", "units", "indom"}
+var metricOpNames = [...]string{"?", "delete", "pmid", "name", "type", "sem", "units", "indom", "value"}
 
 func (o MetricOp) String() string {
 	if int(o) < len(metricOpNames) {
@@ -447,6 +451,7 @@ type MetricClause struct {
 	Rescale bool
 	InDom   InDomTarget
 	Output  Output
+	Change  *Replace // MetricStrValue
 	Dyn     MetricValue
 }
 

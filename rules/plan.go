@@ -42,6 +42,9 @@ const (
 	ChangeDelete
 	ChangeRescale
 	ChangeValue // a per-value expression (expr front end)
+	// ChangeStrValue: string values rewritten by StrValue's regular
+	// expressions (PCP 6.1's VALUE clause).
+	ChangeStrValue
 )
 
 // MetricPlan says what to do with one metric of the input. Every field of
@@ -72,6 +75,9 @@ type MetricPlan struct {
 	OneInst int32
 	InstMap *InDomPlan
 	Value   *ValueExpr
+	// StrValue are the VALUE clauses' substitutions, applied in order to
+	// each string value (ApplyAll).
+	StrValue []*Replace
 	// Pos is the first clause that changed the metric, for messages.
 	Pos Pos
 
@@ -111,8 +117,8 @@ type InDomPlan struct {
 	Insts map[int32]*InstChange
 	Pos   Pos
 
-	insts     []int32 // every instance the archive has for Old, first-seen order
-	names     []string
+	insts     []int32  // every instance the archive has for Old, first-seen order
+	names     []string // the latest name of each
 	clausePos map[int32]Pos
 	idPos     Pos
 }
@@ -457,18 +463,23 @@ func (c *compiler) startInDom(id stream.InDomID) *InDomPlan {
 		return nil
 	}
 	ip := &InDomPlan{Old: id, New: id, Insts: map[int32]*InstChange{}, clausePos: map[int32]Pos{}}
-	seen := map[int32]bool{}
+	// An instance number can come back under another name (a PID used
+	// again): libpcp's pmGetInDomArchive, which pmlogrewrite's rules
+	// match against, gives each number once, with its latest name.
+	at := map[int32]int{}
 	for _, v := range vs {
 		for i, in := range v.Insts {
-			if !seen[in] {
-				seen[in] = true
-				ip.insts = append(ip.insts, in)
-				name := ""
-				if i < len(v.Names) {
-					name = v.Names[i]
-				}
-				ip.names = append(ip.names, name)
+			name := ""
+			if i < len(v.Names) {
+				name = v.Names[i]
 			}
+			if k, ok := at[in]; ok {
+				ip.names[k] = name
+				continue
+			}
+			at[in] = len(ip.insts)
+			ip.insts = append(ip.insts, in)
+			ip.names = append(ip.names, name)
 		}
 	}
 	c.indoms[id] = ip
@@ -568,6 +579,31 @@ func (c *compiler) indomClause(ip *InDomPlan, cl InDomClause) {
 		}
 		if cl.Duplicate {
 			ip.Duplicate = true
+		}
+	case InDomRedact, InDomReplace:
+		for i, in := range ip.insts {
+			ch := ip.Insts[in]
+			if ch != nil && (ch.Delete || ch.ChangeName) {
+				c.fail(cl.Pos, ip.clausePos[in], "duplicate or conflicting clauses for instance [%d] %q of indom %s", in, ip.names[i], ip.Old)
+			}
+			name := fmt.Sprintf("%d [redacted]", in)
+			if cl.Op == InDomReplace {
+				var ok bool
+				if name, ok = cl.Change.Apply(ip.names[i]); !ok {
+					continue
+				}
+			}
+			if ch == nil {
+				ch = &InstChange{}
+				ip.Insts[in] = ch
+			}
+			ch.ChangeName, ch.NewName = true, name
+			if _, ok := ip.clausePos[in]; !ok {
+				ip.clausePos[in] = cl.Pos
+			}
+			if !ip.Pos.IsValid() {
+				ip.Pos = cl.Pos
+			}
 		}
 	case InDomRename, InDomDeleteName, InDomRenumber, InDomDeleteInst:
 		i := -1
@@ -704,13 +740,14 @@ func (c *compiler) metricRules() {
 var opChange = map[MetricOp]MetricChange{
 	MetricDelete: ChangeDelete, MetricPMID: ChangePMID, MetricName: ChangeName,
 	MetricType: ChangeType, MetricSem: ChangeSem, MetricUnits: ChangeUnits, MetricInDom: ChangeInDom,
+	MetricStrValue: ChangeStrValue,
 }
 
 func (c *compiler) metricClause(mp *MetricPlan, cl MetricClause, first bool) {
 	flag := opChange[cl.Op]
 	what := cl.Op.String()
 	// the checks of walk_metric
-	dupok := cl.Op == MetricType && cl.HasIf || cl.Op == MetricDelete && first
+	dupok := cl.Op == MetricType && cl.HasIf || cl.Op == MetricDelete && first || cl.Op == MetricStrValue
 	if !dupok && mp.Changes&flag != 0 {
 		c.fail(cl.Pos, mp.clausePos[flag], "duplicate %s clause for metric %s", what, mp.name)
 	}
@@ -739,6 +776,15 @@ func (c *compiler) metricClause(mp *MetricPlan, cl MetricClause, first bool) {
 	}
 	switch cl.Op {
 	case MetricDelete:
+		set()
+	case MetricStrValue:
+		if old.Type != stream.TypeString {
+			// (pmlogrewrite says so with or without -w)
+			c.plan.Warnings = append(c.plan.Warnings, Warning{Pos: cl.Pos, Always: true,
+				Msg: fmt.Sprintf("metric %s (%s): type PM_TYPE_%s not STRING, cannot change value", mp.name, old.PMID, TypeName(old.Type))})
+			return
+		}
+		mp.StrValue = append(mp.StrValue, cl.Change)
 		set()
 	case MetricPMID:
 		n := cl.PMID.Resolve(old.PMID)

@@ -23,7 +23,15 @@ import (
 // -c options do: a file, or a directory whose entries not starting with '.'
 // are parsed in sorted order (pmlogrewrite uses readdir order, which is
 // not reproducible). Subdirectories are skipped. The first error stops.
-func LoadPmlogrewrite(paths ...string) (*Config, error) {
+func LoadPmlogrewrite(paths ...string) (*Config, error) { return load(false, paths) }
+
+// LoadPmlogrewrite61 is LoadPmlogrewrite with the grammar of PCP 6.1's
+// pmlogrewrite, which pmlogredact's rules need: VALUE [REPLACE] /re/ ->
+// "new" in metric rules, INAME REDACT and INAME REPLACE /re/ -> "new" in
+// instance domain rules, a quoted string as the global hostname.
+func LoadPmlogrewrite61(paths ...string) (*Config, error) { return load(true, paths) }
+
+func load(v61 bool, paths []string) (*Config, error) {
 	cfg := &Config{}
 	for _, p := range paths {
 		st, err := os.Stat(p)
@@ -58,7 +66,7 @@ func LoadPmlogrewrite(paths ...string) (*Config, error) {
 			if err != nil {
 				return nil, err
 			}
-			c, err := ParsePmlogrewrite(f, string(src))
+			c, err := parse(f, string(src), v61)
 			if err != nil {
 				return nil, err
 			}
@@ -71,8 +79,14 @@ func LoadPmlogrewrite(paths ...string) (*Config, error) {
 // ParsePmlogrewrite parses one pmlogrewrite configuration. As in
 // pmlogrewrite, a file must hold at least one rule. The error, if any, is
 // an *Error.
-func ParsePmlogrewrite(file, src string) (cfg *Config, err error) {
-	p := &parser{lx: newLexer(file, src), cfg: &Config{}}
+func ParsePmlogrewrite(file, src string) (*Config, error) { return parse(file, src, false) }
+
+// ParsePmlogrewrite61 parses one configuration in PCP 6.1's grammar (see
+// LoadPmlogrewrite61).
+func ParsePmlogrewrite61(file, src string) (*Config, error) { return parse(file, src, true) }
+
+func parse(file, src string, v61 bool) (cfg *Config, err error) {
+	p := &parser{lx: newLexer(file, src), cfg: &Config{}, v61: v61}
 	defer func() {
 		if r := recover(); r != nil {
 			e, ok := r.(*Error)
@@ -91,6 +105,7 @@ type parser struct {
 	lx  *lexer
 	tok token
 	cfg *Config
+	v61 bool // PCP 6.1's additions (LoadPmlogrewrite61)
 }
 
 // fail stops the parse; ParsePmlogrewrite recovers the *Error.
@@ -185,6 +200,11 @@ func (p *parser) globalSpec() {
 			p.expect(tAssign, "-> in hostname clause")
 			switch p.tok.kind {
 			case tHName, tGName, tNumber, tFloat:
+				c.Kind, c.Str = GlobalHostname, p.advance().text
+			case tString:
+				if !p.v61 {
+					p.expected("hostname in hostname clause")
+				}
 				c.Kind, c.Str = GlobalHostname, p.advance().text
 			default:
 				p.expected("hostname in hostname clause")
@@ -441,6 +461,14 @@ func (p *parser) indomSpec() {
 			c.Target = p.indomTarget("<domain>.<serial> or <domain>.* in indom clause")
 		case tIName:
 			p.advance()
+			if p.v61 && p.accept(tRedact) {
+				c.Op = InDomRedact
+				break
+			}
+			if p.v61 && p.accept(tReplace) {
+				c.Op, c.Change = InDomReplace, p.replacement("iname")
+				break
+			}
 			c.OldName = p.expect(tString, "old external instance name string in iname clause").text
 			p.expect(tAssign, "-> in iname clause")
 			switch {
@@ -569,10 +597,39 @@ func (p *parser) metricOpt() MetricClause {
 				p.expected("FIRST or LAST or INST or INAME or MIN or MAX or SUM or AVG for OUTPUT instance option")
 			}
 		}
+	case tValue:
+		if !p.v61 {
+			p.expected("delete, pmid, name, type, sem, units, indom or }")
+		}
+		p.advance()
+		p.accept(tReplace)
+		c.Op, c.Change = MetricStrValue, p.replacement("metric value")
 	default:
-		p.expected("delete, pmid, name, type, sem, units, indom or }")
+		p.expected("delete, pmid, name, type, sem, units, indom, value or }")
 	}
 	return c
+}
+
+// patternText takes a /pattern/ or a "string".
+func (p *parser) patternText(expected string) string {
+	if !p.is(tPattern) && !p.is(tString) {
+		p.expected(expected)
+	}
+	return p.advance().text
+}
+
+// replacement parses `/re/ -> "new"` (either may be written as a /pattern/
+// or a "string", as PCP 6.1's grammar allows) and compiles it.
+func (p *parser) replacement(what string) *Replace {
+	at := p.tok.pos
+	pat := p.patternText("<regular expression> in " + what + " clause")
+	p.expect(tAssign, "-> in "+what+" clause")
+	with := p.patternText("<replacement> in " + what + " clause")
+	r, err := NewReplace(pat, with)
+	if err != nil {
+		p.fail(at, "regcomp error: %v", err)
+	}
+	return r
 }
 
 // ---------------------------------------------------------------------------

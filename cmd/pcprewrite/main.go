@@ -37,12 +37,16 @@ var opts = toolio.Opts{
 	toolio.OptVersion,
 	{Name: "w", Aliases: []string{"warnings"}, Usage: "warn about rules that do not apply or change nothing"},
 	{Name: "r", Aliases: []string{"rules"}, Value: "FILE", Kind: toolio.Strings, Native: true, Usage: "rules in pcprewrite's expression language from `FILE` (repeatable; docs/rules.md)"},
+	{Name: "redact", Native: true, Usage: "first apply the standard redaction rules (pmlogredact's: host names, addresses, user names; docs/pcprewrite.md)"},
 	toolio.OptOutput,
 	toolio.OptNoSync,
 	toolio.OptOverwrite,
 }
 
 func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
+	if len(args) > 0 && toolio.InvokedAs(args[0], "pmlogredact") {
+		return runRedact(args, stdin, stdout, stderr)
+	}
 	prog, compat := toolio.Names(args, "pcprewrite", "pmlogrewrite")
 	toolio.GuardFaults()
 	defer toolio.CatchPanic(prog, stderr, &status)
@@ -116,8 +120,21 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 		}
 	}
 	cfg := &rules.Config{}
+	if !compat && c.Bool("redact") {
+		std, err := rewrite.StandardRedaction()
+		if err != nil {
+			return err
+		}
+		cfg.Append(std)
+	}
 	if paths := c.StringSlice("c"); len(paths) > 0 {
-		pc, err := rules.LoadPmlogrewrite(paths...)
+		// Under its own name, pcprewrite reads PCP 6.1's grammar (value
+		// and instance name substitutions); as pmlogrewrite, 6.0.3's.
+		load := rules.LoadPmlogrewrite61
+		if compat {
+			load = rules.LoadPmlogrewrite
+		}
+		pc, err := load(paths...)
 		if err != nil {
 			return err
 		}
