@@ -828,6 +828,9 @@ func (c *compiler) metricClause(mp *MetricPlan, cl MetricClause, first bool) {
 		mp.New.Sem = cl.Sem
 		set()
 	case MetricUnits:
+		// The clause gives the six fields of PCP 6.0.3; PCP 7.2's extra
+		// unit, in the low byte, stays the metric's.
+		cl.Units = cl.Units&^0xff | old.Units&0xff
 		if cl.Units == old.Units {
 			noChange("units: no change")
 			return

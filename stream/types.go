@@ -224,7 +224,10 @@ const (
 )
 
 // Units is pmUnits packed as on disk: dimSpace:4 dimTime:4 dimCount:4
-// scaleSpace:4 scaleTime:4 scaleCount:4 pad:8, from the most significant bit.
+// scaleSpace:4 scaleTime:4 scaleCount:4, from the most significant bit,
+// then the byte PCP 6.0.3 calls pad and PCP 7.2 extraUnit:5 extraScale:3
+// (temperature, voltage, current, power). Every tool keeps that byte as it
+// was; String prints it as PCP 7.2 does.
 type Units uint32
 
 // NewUnits packs the six fields of pmUnits.
@@ -258,6 +261,21 @@ func (u Units) ScaleTime() uint { return uint(uint32(u) >> 12 & 0xf) }
 
 // ScaleCount returns the count scale exponent (signed).
 func (u Units) ScaleCount() int { return signed4(uint32(u) >> 8) }
+
+// ExtraUnit returns PCP 7.2's extra unit (PM_UNIT_TEMPERATURE 1,
+// PM_UNIT_VOLTAGE 2, PM_UNIT_CURRENT 3, PM_UNIT_POWER 4; negative: its
+// inverse), 0 for none and in every archive before 7.2.
+func (u Units) ExtraUnit() int {
+	v := int(uint32(u) >> 3 & 0x1f)
+	if v&0x10 != 0 {
+		v -= 32
+	}
+	return v
+}
+
+// ExtraScale returns PCP 7.2's scale of the extra unit (PM_TEMPERATURE_C
+// 1, ...).
+func (u Units) ExtraScale() uint { return uint(uint32(u) & 0x7) }
 
 // Kind says which record a Record is.
 type Kind uint8

@@ -60,7 +60,16 @@ func (u Units) String() string {
 			count = "count x 10^" + strconv.Itoa(sc)
 		}
 	}
+	eu := u.ExtraUnit()
+	extra := ""
+	if eu != 0 {
+		extra = extraUnitString(eu, u.ExtraScale())
+	}
 	var b []byte
+	if eu > 0 {
+		b = append(b, extra...)
+		b = append(b, ' ')
+	}
 	part := func(name string, dim int) {
 		b = append(b, name...)
 		if dim != 1 {
@@ -78,8 +87,12 @@ func (u Units) String() string {
 	if dc > 0 {
 		part(count, dc)
 	}
-	if ds < 0 || dt < 0 || dc < 0 {
+	if ds < 0 || dt < 0 || dc < 0 || eu < 0 {
 		b = append(b, "/ "...)
+		if eu < 0 {
+			b = append(b, extra...)
+			b = append(b, ' ')
+		}
 		if ds < 0 {
 			part(space, -ds)
 		}
@@ -101,4 +114,32 @@ func (u Units) String() string {
 		}
 	}
 	return string(b[:len(b)-1])
+}
+
+// The extra units of PCP 7.2 (libpcp's extraunits.c): a name, and the
+// names of the scales 1, 2, ...
+var extraUnits = map[int]struct {
+	name   string
+	scales []string
+}{
+	1: {"temperature", []string{"C", "F", "K"}},
+	2: {"voltage", []string{"V", "mV", "uV"}},
+	3: {"current", []string{"A", "mA", "uA"}},
+	4: {"power", []string{"kW", "W", "mW", "uW"}},
+}
+
+// extraUnitString is PCP 7.2's text of an extra unit: "temperature (C)",
+// "power (scale-7)" for a scale it does not know, "extra-9" for a unit.
+func extraUnitString(unit int, scale uint) string {
+	if unit < 0 {
+		unit = -unit
+	}
+	x, ok := extraUnits[unit]
+	if !ok {
+		return "extra-" + strconv.Itoa(unit)
+	}
+	if scale >= 1 && int(scale) <= len(x.scales) {
+		return x.name + " (" + x.scales[scale-1] + ")"
+	}
+	return x.name + " (scale-" + strconv.Itoa(int(scale)) + ")"
 }

@@ -136,14 +136,20 @@ func Write(base string, overwrite bool) error {
 	if err != nil {
 		return err
 	}
-	w, err := format.Create(base, format.WriterOptions{Version: 2, VolumeRecords: 40, Overwrite: overwrite})
+	return WriteRecords(base, recs, format.WriterOptions{Version: 2, VolumeRecords: 40, Overwrite: overwrite})
+}
+
+// WriteRecords writes records as an archive at base (tests write the
+// example with a change of their own this way).
+func WriteRecords(base string, recs []stream.Record, opts format.WriterOptions) error {
+	w, err := format.Create(base, opts)
 	if err != nil {
 		return err
 	}
 	for _, r := range recs {
 		if err := w.Write(r); err != nil {
 			w.Abort()
-			return fmt.Errorf("writing the example: %w", err)
+			return fmt.Errorf("writing %s: %w", base, err)
 		}
 	}
 	return w.Close()
