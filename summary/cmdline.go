@@ -58,6 +58,22 @@ func ParseCommandLine(prog string, args []string) (*Command, error) {
 			c.JSON = true // pcpsummary's own
 			continue
 		}
+		if (a == "--percentiles" || strings.HasPrefix(a, "--percentiles=")) && prog != "pmlogsummary" {
+			val, ok := strings.CutPrefix(a, "--percentiles=")
+			if !ok {
+				if i+1 >= len(args) {
+					return nil, &UsageError{prog + ": option '--percentiles' requires an argument"}
+				}
+				i++
+				val = args[i]
+			}
+			ps, err := ParsePercentiles(val)
+			if err != nil {
+				return nil, err
+			}
+			c.Percentiles = ps
+			continue
+		}
 		if strings.HasPrefix(a, "--") {
 			name, val, hasVal := strings.Cut(a[2:], "=")
 			l, err := longOption(prog, name)
@@ -104,6 +120,9 @@ func ParseCommandLine(prog string, args []string) (*Command, error) {
 		}
 	}
 	c.Options.Label = label
+	if len(c.Percentiles) > 0 && !c.JSON {
+		return nil, &UsageError{prog + ": --percentiles goes with --json (pmlogsummary's lines have no room for them)"}
+	}
 	if c.ArchiveZone && c.Zone != "" {
 		return nil, &UsageError{prog + ": at most one of -Z and -z allowed"}
 	}

@@ -18,6 +18,12 @@ import (
 //	 "min_time":"2004-11-24T23:11:06.305961Z","max":1.467,"max_time":...,
 //	 "count":47,"sparse":false}
 //
+// pcpsummary adds what pmlogsummary does not give: "values" (how many
+// values, or rates for a counter, went into the spread), "stddev" (their
+// population standard deviation) and, with --percentiles 50,90,99,
+// "percentiles":{"50":...,"90":...,"99":...} from a DDSketch of relative
+// accuracy 1% (spread.go).
+//
 // A singular metric has "instance":null and no "inst"; an instance whose
 // name is unknown has "instance":null and its number; a counter without a
 // single interval has "insufficient":true and no statistics; with -B,
@@ -73,6 +79,23 @@ func (s *summarizer) appendJSON(b []byte, st *Stat) []byte {
 	b = s.appendJSONTime(b, st.MaxTime)
 	b = append(b, `,"count":`...)
 	b = strconv.AppendUint(b, uint64(st.Count), 10)
+	b = append(b, `,"values":`...)
+	b = strconv.AppendUint(b, st.Values, 10)
+	b = append(b, `,"stddev":`...)
+	b = appendJSONNum(b, st.StdDev)
+	if st.Percentiles != nil {
+		b = append(b, `,"percentiles":{`...)
+		for i, p := range st.Percentiles {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '"')
+			b = strconv.AppendFloat(b, p.P, 'g', -1, 64)
+			b = append(b, `":`...)
+			b = appendJSONNum(b, p.Value)
+		}
+		b = append(b, '}')
+	}
 	b = append(b, `,"sparse":`...)
 	b = strconv.AppendBool(b, st.Sparse)
 	if st.Bins != nil {

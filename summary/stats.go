@@ -28,6 +28,7 @@ type instStats struct {
 	marked    bool
 	bintotal  uint32
 	bin       []uint32
+	spread    spread // values (rates, for counters): pcpsummary's own statistics
 }
 
 // metricStats is one metric's state (pmlogsummary's aveData).
@@ -164,11 +165,13 @@ func (a *accumulator) newMetric(d *stream.Desc) *metricStats {
 // newInst is newHashInst: v is the first value, at ts.
 func (a *accumulator) newInst(m *metricStats, inst int32, v float64, ts timeval) {
 	is := &instStats{inst: inst, lastval: v, first: ts, last: ts, mintime: ts, maxtime: ts}
+	is.spread.wants = len(a.o.Percentiles) > 0
 	if a.o.Bins > 0 {
 		is.bin = make([]uint32, a.o.Bins)
 	}
 	if m.sem != stream.SemCounter {
 		is.min, is.max, is.sum, is.stocave, is.count = v, v, v, v, 1
+		is.spread.add(v)
 	}
 	if _, ok := m.first[inst]; !ok {
 		m.first[inst] = len(m.insts)
@@ -302,6 +305,7 @@ func (a *accumulator) add(r *stream.Result, ts timeval) error {
 				} else {
 					delta := val - is.lastval
 					rate = delta / diff
+					is.spread.add(rate)
 					is.stocave += rate
 					is.timeave += delta
 					if is.count == 0 {
@@ -326,6 +330,7 @@ func (a *accumulator) add(r *stream.Result, ts timeval) error {
 					}
 				}
 			} else {
+				is.spread.add(v)
 				is.sum += v
 				is.stocave += v
 				if v < is.min {

@@ -50,6 +50,9 @@ type Options struct {
 	// JSON prints one JSON object per metric-instance instead of
 	// pmlogsummary's lines (see json.go); no zone note, no header.
 	JSON bool
+	// Percentiles (in percent) adds these percentiles to the JSON
+	// objects (spread.go).
+	Percentiles []float64
 
 	// CounterWrap treats a counter that went down as one that wrapped
 	// (pmlogsummary does when $PCP_COUNTER_WRAP is set).
@@ -425,6 +428,13 @@ type Stat struct {
 	MinTime, MaxTime                              stream.Timestamp
 	Count                                         uint32
 	Bins                                          []Bin
+
+	// pcpsummary's own, in --json and --csv: the population standard
+	// deviation of the values (the rates, for counters) and the
+	// percentiles asked for (spread.go); Values is how many there were.
+	StdDev      float64
+	Values      uint64
+	Percentiles []Percentile
 }
 
 // Bin is one bin of a histogram: the values up to Upper (and above the
@@ -473,6 +483,10 @@ func (s *summarizer) stat(name string, m *metricStats, is *instStats) Stat {
 	st.StochasticAverage, st.TimeAverage, st.Sum = is.stocave, is.timeave, is.sum
 	st.Min, st.Max, st.MinTime, st.MaxTime = is.min, is.max, is.mintime.stamp(), is.maxtime.stamp()
 	st.Count = is.count
+	st.StdDev, st.Values = is.spread.stddev(), uint64(is.spread.n)
+	if len(s.o.Percentiles) > 0 {
+		st.Percentiles = is.spread.percentiles(s.o.Percentiles)
+	}
 	for j := 0; j < s.o.Bins; j++ {
 		if j > 0 && is.min == is.max {
 			st.Bins = append(st.Bins, Bin{Empty: true})

@@ -1,0 +1,112 @@
+package summary
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/DataDog/sketches-go/ddsketch"
+)
+
+// The spread of each instance's values (of its rates, for counters), which
+// pmlogsummary does not give: the standard deviation, and percentiles
+// from a mergeable quantile sketch.
+//
+// Percentiles come from a DDSketch (github.com/DataDog/sketches-go: kept
+// up by Datadog, and mergeable exactly, so that summaries of parts can be
+// combined; t-digest ports are stale or merge approximately) with a
+// relative accuracy of SketchAccuracy: the value reported for the q-th
+// percentile is within 1% of a value whose rank is q% of the values. The
+// sketch keeps at most sketchBins bins per instance (about 16 KiB), the
+// lowest collapsing first, so memory grows with the number of instances
+// and never with the archive's length.
+
+// SketchAccuracy is the percentiles' relative accuracy.
+const SketchAccuracy = 0.01
+
+const sketchBins = 2048
+
+// spread accumulates one instance's values: Welford's running mean and sum
+// of squared deviations (stable where a sum of squares cancels: counters'
+// large values), and the sketch when percentiles are asked for.
+type spread struct {
+	n     float64
+	mean  float64
+	m2    float64
+	sk    *ddsketch.DDSketch
+	wants bool
+}
+
+func (p *spread) add(v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return
+	}
+	p.n++
+	d := v - p.mean
+	p.mean += d / p.n
+	p.m2 += d * (v - p.mean)
+	if p.wants {
+		if p.sk == nil {
+			p.sk, _ = ddsketch.LogCollapsingLowestDenseDDSketch(SketchAccuracy, sketchBins)
+		}
+		if p.sk != nil {
+			_ = p.sk.Add(v) // (a value past ±1e308 is left out of the sketch)
+		}
+	}
+}
+
+// stddev is the population standard deviation; NaN without values.
+func (p *spread) stddev() float64 {
+	if p.n == 0 {
+		return math.NaN()
+	}
+	return math.Sqrt(p.m2 / p.n)
+}
+
+// Percentile is one percentile of an instance's values.
+type Percentile struct {
+	P     float64 // in percent, 0 < P <= 100
+	Value float64 // NaN without values
+}
+
+func (p *spread) percentiles(ps []float64) []Percentile {
+	out := make([]Percentile, len(ps))
+	for i, q := range ps {
+		out[i] = Percentile{P: q, Value: math.NaN()}
+		if p.sk != nil && !p.sk.IsEmpty() {
+			if v, err := p.sk.GetValueAtQuantile(q / 100); err == nil {
+				out[i].Value = v
+			}
+		}
+	}
+	return out
+}
+
+// ParsePercentiles reads a list such as "50,90,99.9".
+func ParsePercentiles(s string) ([]float64, error) {
+	var out []float64
+	for f := range splitComma(s) {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(v > 0 && v <= 100) {
+			return nil, &UsageError{"--percentiles: " + strconv.Quote(f) + " is not a percentile (a number above 0, at most 100)"}
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, &UsageError{"--percentiles: give a list, such as 50,90,99"}
+	}
+	return out, nil
+}
+
+func splitComma(s string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		start := 0
+		for i := 0; i <= len(s); i++ {
+			if i == len(s) || s[i] == ',' {
+				if i > start && !yield(s[start:i]) {
+					return
+				}
+				start = i + 1
+			}
+		}
+	}
+}
