@@ -136,6 +136,13 @@ func (d *decbuf) fail(msg string) {
 	}
 }
 
+// failAt is fail for a field that began at pos.
+func (d *decbuf) failAt(pos int, msg string) {
+	if d.err == nil {
+		d.err = &recError{d.off + pos, msg}
+	}
+}
+
 func (d *decbuf) left() int { return len(d.b) - d.pos }
 
 func (d *decbuf) u32(what string) uint32 {
@@ -176,7 +183,16 @@ func (d *decbuf) stamp(version int) stream.Timestamp {
 		return stream.Timestamp{Sec: int64(uint64(hi)<<32 | uint64(lo)), Nsec: ns}
 	}
 	s := d.i32("timestamp")
+	at := d.pos
 	us := d.i32("timestamp")
+	if us > math.MaxInt32/1000 || us < math.MinInt32/1000 {
+		// A microseconds field out of range is kept (PCP reads it as it
+		// comes; the reader warns about a data record's), but one whose
+		// nanoseconds do not fit 32 bits cannot be carried: it would be
+		// written back as another time.
+		d.failAt(at, fmt.Sprintf("timestamp's microseconds field is %d, far outside 0 to 999999", us))
+		us = 0
+	}
 	return stream.Timestamp{Sec: int64(s), Nsec: us * 1000}
 }
 
@@ -581,6 +597,9 @@ func DecodeData(rec []byte, version int, r *stream.Result) (mark bool, err error
 	}
 	d := decbuf{b: rec, pos: 4}
 	r.T = d.stamp(version)
+	if d.err != nil {
+		return false, d.err
+	}
 	r.Version = uint8(version)
 	r.Body = rec[h : len(rec)-4]
 	n := int32(binary.BigEndian.Uint32(r.Body))

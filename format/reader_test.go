@@ -799,6 +799,9 @@ func TestDamage(t *testing.T) {
 		{"value pointer out of the record", ".1", put32(164, 0x7fffffff), "error", "x.1: offset 132: data record: body offset 20: value pointer 2147483647 beyond the record", 0},
 		{"negative numpmid", ".1", put32(144, 0xffffffff), "error", "x.1: offset 144: negative numpmid -1", 0},
 		{"impossible timestamp", ".1", put32(140, 2000000), "warn", "x.1: offset 132: data record has an impossible timestamp (902428484 s, 2000000000 ns)", 9},
+		// F8: microseconds whose nanoseconds do not fit 32 bits would be
+		// carried as another time: refused, with the field's offset.
+		{"microseconds past 32-bit nanoseconds (F8)", ".1", put32(140, 3000000), "error", "x.1: offset 140: timestamp's microseconds field is 3000000, far outside 0 to 999999", 0},
 		{"time goes back", ".1", put32(136, 1), "warn", "x.1: offset 132: data record at 1.368357000 goes back in time from 902428483.368148000", 9},
 		{"wrong volume in label", ".1", put32(20, 5), "error", "x.1: offset 20: label volume field is 5, expected 1", 0},
 		{"other host", ".1", func(b []byte) []byte { b[24] ^= 1; return b }, "error", "x.1: offset 0: label names host", 0},

@@ -225,13 +225,7 @@ func mustFail(m *mutate.Mutant) bool {
 // (docs/reliability.md lists them): a failure whose problem and message
 // match both patterns is logged as known instead of failing the test.
 // Delete an entry with its fix; PCPTOOLS_HOSTILE_STRICT=1 ignores them all.
-var hostileKnown = []struct{ id, tool, problem, mutant string }{
-	// F8: a v2 timestamp whose microseconds are 10^6 or more (a flipped
-	// bit) is decoded to a wrapped nanosecond field instead of being
-	// refused; a copy then warns, naming only its output, that it
-	// truncates it, and the record's time changes.
-	{"F8", "", "timestamps are truncated to microseconds", ""},
-}
+var hostileKnown = []struct{ id, tool, problem, mutant string }{}
 
 func isKnown(tool, problem, mutant string) string {
 	if os.Getenv("PCPTOOLS_HOSTILE_STRICT") != "" {
