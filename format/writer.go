@@ -271,16 +271,17 @@ func (w *Writer) newFile(final string, suffix string, async bool) (*outFile, err
 	if w.hook != nil {
 		sink = w.hook(final, sink)
 	}
+	chunk := asyncChunk
 	switch suffix {
 	case ".zst":
 		o.z = compress.NewSeekableWriter(sink)
-		sink = o.z
+		sink, chunk = o.z, asyncChunkZ
 	case ".xz":
 		o.z = compress.NewXZWriter(sink)
-		sink = o.z
+		sink, chunk = o.z, asyncChunkZ
 	}
 	if async {
-		o.aw = newAsyncWriter(sink)
+		o.aw = newAsyncWriterSize(sink, chunk)
 	} else {
 		o.bw = bufio.NewWriterSize(sink, writeBuffer)
 	}

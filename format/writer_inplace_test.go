@@ -23,7 +23,7 @@ func TestWriterResultSpace(t *testing.T) {
 		for i := 0; i < 200; i++ {
 			vals := make([]int64, 1+rng.IntN(3000))
 			if i%40 == 7 {
-				vals = make([]int64, 70000) // over a MiB
+				vals = make([]int64, 126000*asyncChunk/(1<<20)) // 1.8 chunks
 			}
 			for k := range vals {
 				vals[k] = rng.Int64()

@@ -4,9 +4,11 @@
 #
 #   scripts/bench.sh               1 GiB archive + 24 hourly archives (~470 MiB)
 #   scripts/bench.sh --small       64 MiB archive + 4 hourly archives: a quick check
-#   scripts/bench.sh --record      also write the table to docs/benchmarks.md
-#   scripts/bench.sh --runs 3      3 runs per command: the best shown, and
-#                                  the ratio of the two sides' medians
+#   scripts/bench.sh --record      also write the table to docs/benchmarks.md,
+#                                  as the section of this host's CPU model
+#   scripts/bench.sh --runs 3      3 runs per command, the sides taking turns:
+#                                  the best shown, and the median of the
+#                                  ratios of the pairs of runs
 #   scripts/bench.sh --only copy   only the rows whose name contains "copy"
 #                                  (--only xz: the rows on xz-compressed inputs)
 #
@@ -25,9 +27,10 @@
 # once, so both sides see a warm page cache: this measures the tools, not
 # the disk. CPU time is shown beside wall time because it is the steadier of
 # the two on a busy machine; speedups are computed from wall time, of the
-# best runs and of the median runs (on a shared machine whose speed comes
-# and goes, the best run of the side with the wider spread gains most from
-# a lucky moment). Each run starts after a sync, so that none pays for the
+# best runs and as the median of the ratios of the pairs of runs made one
+# after the other (on a shared machine whose speed comes and goes, the best
+# run of the side with the wider spread gains most from a lucky moment; a
+# pair meets the same moment). Each run starts after a sync, so that none pays for the
 # write-back of another. Outputs go to bench/data/out/ (BENCH_OUT=dir for
 # another, say when two people share a work tree) and are deleted after
 # each run.
@@ -226,7 +229,28 @@ compare() {
 			ows+=("${r%% *}")
 		fi
 	done
-	ROWS+=("$(format_row "$name" "$pt" "$ot" "$(median "${pws[@]}")" "$(median "${ows[@]}")")")
+	ROWS+=("$(format_row "$name" "$pt" "$ot" "$(pair_ratios "${#pws[@]}" "${pws[@]}" "${ows[@]}")")")
+}
+
+# pair_ratios N PCP_WALL... OUR_WALL...: the median of the N ratios PCP
+# time / our time of the runs made one after the other (empty when a side
+# did not run, FAIL if a run failed). A pair met the same moment of a
+# shared machine; the median of the pairs is what the tables report.
+pair_ratios() {
+	local n=$1
+	shift
+	if [ "$n" -eq 0 ] || [ $# -ne $((2 * n)) ]; then
+		return 0
+	fi
+	local p=("${@:1:n}") o=("${@:n+1:n}") r=() k
+	for ((k = 0; k < n; k++)); do
+		if [ "${p[k]}" = FAIL ] || [ "${o[k]}" = FAIL ]; then
+			echo FAIL
+			return 0
+		fi
+		r+=("$(awk -v a="${p[k]}" -v b="${o[k]}" 'BEGIN { printf "%.4f", (b > 0 ? a / b : 0) }')")
+	done
+	median "${r[@]}"
 }
 
 # median WALL...: the median of some wall times (empty for none, FAIL if
@@ -239,10 +263,10 @@ median() {
 		END { print (failed ? "FAIL" : NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'
 }
 
-# format_row NAME "wall cpu kib" "wall cpu kib" PCP_MEDIAN OUR_MEDIAN: a
-# markdown table row (the first two are the best runs)
+# format_row NAME "wall cpu kib" "wall cpu kib" PAIR_MEDIAN: a markdown
+# table row (the first two are the best runs; PAIR_MEDIAN is pair_ratios')
 format_row() {
-	awk -v name="$1" -v p="$2" -v o="$3" -v pm="$4" -v om="$5" -v bytes="$INPUT_BYTES" -v desc="$INPUT_DESC" '
+	awk -v name="$1" -v p="$2" -v o="$3" -v pr="$4" -v bytes="$INPUT_BYTES" -v desc="$INPUT_DESC" '
 	function side(s, parts) {
 		if (s == "") return "| – | – | – | – "
 		if (s == "FAIL") return "| FAIL | – | – | – "
@@ -256,7 +280,7 @@ format_row() {
 		if (n == 3 && m == 3) {
 			if (oo[1] > 0) speed = sprintf("%.2fx", pp[1] / oo[1])
 			if (pp[3] > 0) mem = sprintf("%.2fx", oo[3] / pp[3])
-			if (om + 0 > 0 && pm != "FAIL") mspeed = sprintf("%.2fx", pm / om)
+			if (pr + 0 > 0) mspeed = sprintf("%.2fx", pr)
 		}
 		printf "| %s | %s | %.0f %s%s| %s | %s | %s |\n", name, desc, bytes / 1048576, side(p), side(o), speed, mspeed, mem
 	}'
@@ -400,7 +424,7 @@ many_rows
 # ---------------------------------------------------------------------------
 
 table() {
-	echo "| operation | input | MiB | PCP s | PCP CPU s | PCP RSS MiB | PCP MiB/s | ours s | ours CPU s | ours RSS MiB | ours MiB/s | speedup (PCP s / ours s) | speedup, medians | RSS (ours / PCP) |"
+	echo "| operation | input | MiB | PCP s | PCP CPU s | PCP RSS MiB | PCP MiB/s | ours s | ours CPU s | ours RSS MiB | ours MiB/s | speedup (best runs) | speedup (median of pair ratios) | RSS (ours / PCP) |"
 	echo "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
 	printf '%s\n' "${ROWS[@]}"
 }
@@ -416,20 +440,36 @@ echo
 table
 echo
 
+# --record keeps one section per kind of host in docs/benchmarks.md,
+# headed "## Host: CPU MODEL": a run replaces its host's section and leaves
+# the others (a target counts only where it holds on every host recorded).
 if [ "$record" = 1 ]; then
 	mkdir -p docs
+	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+	heading="## Host: $cpu"
+	section=$(mktemp)
 	{
-		echo "# Benchmarks: pcptools vs PCP"
+		echo "$heading"
 		echo
-		echo "Generated by \`scripts/bench.sh --record$([ "$small" = 1 ] && echo " --small")$([ "$runs" != 1 ] && echo " --runs $runs")\` on $(date -u +%Y-%m-%d)."
-		echo
-		echo "Machine: $(machine)."
-		echo
-		echo "Inputs: synthetic archives from \`scripts/gen-bench-archive.py\` (see its header for their shape)."
-		echo "Warm page cache; wall time, CPU time (user+system) and peak RSS from GNU time; MiB/s = input size / wall time;"
-		echo "$([ "$runs" != 1 ] && echo "$runs runs per command, the two sides taking turns: times of the best run; speedups of the best runs and of the medians." || echo "one run per command.")"
+		echo "Generated by \`scripts/bench.sh --record$([ "$small" = 1 ] && echo " --small")$([ "$runs" != 1 ] && echo " --runs $runs")$([ -n "$only" ] && echo " --only $only")\` on $(date -u +%Y-%m-%d)."
+		echo "Machine: $(machine); $(grep -m1 -E '^(cpu family|model)[[:space:]]' /proc/cpuinfo | tr -s '\t ' ' ') / $(grep -m1 '^model[[:space:]]*:' /proc/cpuinfo | tr -s '\t ' ' ')."
+		echo "Inputs: synthetic archives from \`scripts/gen-bench-archive.py\`. Warm page cache; wall time, CPU time (user+system) and"
+		echo "peak RSS from GNU time; MiB/s = input size / wall time; a sync before every run; ours with \`--no-sync\` against PCP's"
+		echo "unsynced tools, and the \"synced\" rows both to disk. $([ "$runs" != 1 ] && echo "$runs runs per command, the two sides taking turns; times of the best run; speedups of the best runs and the median of the ratios of the pairs of runs." || echo "One run per command.")"
 		echo
 		table
-	} >docs/benchmarks.md
-	echo "bench.sh: wrote docs/benchmarks.md" >&2
+		echo
+	} >"$section"
+	if [ ! -e docs/benchmarks.md ]; then
+		printf '# Benchmarks: pcptools vs PCP\n\n' >docs/benchmarks.md
+	fi
+	awk -v heading="$heading" -v section="$section" '
+		$0 == heading { skip = 1; while ((getline l < section) > 0) print l; done = 1; next }
+		skip && /^## / { skip = 0 }
+		!skip { print }
+		END { if (!done) { print ""; while ((getline l < section) > 0) print l } }
+	' docs/benchmarks.md >docs/benchmarks.md.new
+	mv docs/benchmarks.md.new docs/benchmarks.md
+	rm -f "$section"
+	echo "bench.sh: wrote the section \"$heading\" of docs/benchmarks.md" >&2
 fi
