@@ -61,6 +61,7 @@ import (
 
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/stream"
+	"github.com/pcptools/pcptools/stream/pipe"
 )
 
 // Input is one input: an archive, or a record stream.
@@ -286,6 +287,17 @@ func New(inputs []Input, opts Options) (*Extractor, error) {
 			}
 			st.label = *l
 			metaIts = append(metaIts, nil)
+			if ms, ok := stream.As[pipe.MetadataSource](in.Stream); ok {
+				if recs, ok := ms.Metadata(); ok {
+					// The producer sent the whole metadata up front
+					// (docs/stream.md, METADATA): read it as an
+					// archive's, in .meta order, and check that the
+					// stream brings nothing more.
+					st.inline = false
+					st.it = pipe.Announced(in.Stream, recs)
+					metaIts[len(metaIts)-1] = sliceCloser{stream.FromSlice(recs)}
+				}
+			}
 		}
 		e.ins = append(e.ins, st)
 	}
@@ -464,6 +476,11 @@ func (e *Extractor) makeLabel() error {
 	}
 	return nil
 }
+
+// sliceCloser is a stream.CloserIterator over records in memory.
+type sliceCloser struct{ *stream.SliceIterator }
+
+func (sliceCloser) Close() error { return nil }
 
 // readMeta reads the metadata of every archive input, one wanted record
 // from each input in turn, as pmlogextract does (the order decides which

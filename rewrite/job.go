@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/pcptools/pcptools/format"
@@ -50,29 +49,21 @@ func (j *Job) warn(err error) {
 // output to j.Out, or the stream on stdout. A Silent error carries the exit
 // status of a run that has said what it had to say.
 func (j *Job) Run(stdin *os.File, stdout io.Writer) error {
-	name := j.In
-	if name == "" {
-		// A stream on stdin: the plan needs the whole metadata before the
-		// first record, so spool the stream to a temporary archive.
-		dir, err := os.MkdirTemp("", "pcprewrite-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		if _, err := toolio.Spill(nil, stdin, dir, "stdin", format.WriterOptions{KeepVolumes: true}, j.warn); err != nil {
-			return err
-		}
-		name = filepath.Join(dir, "stdin")
+	var src *source
+	var err error
+	if j.In == "" {
+		src, err = j.openStream(stdin)
+	} else {
+		src, err = j.openArchive(j.In)
 	}
-	a, err := format.Open(name, format.WithWarn(j.warn))
-	if err != nil {
-		return fmt.Errorf("cannot open archive %q: %w", name, err)
+	if src != nil {
+		defer src.close()
 	}
-	meta, err := a.Meta()
 	if err != nil {
 		return err
 	}
-	inVer := a.Version()
+	name, meta := src.name, src.meta
+	inVer := src.version
 	outVer := j.Version
 	if outVer == 0 {
 		outVer = inVer
@@ -98,16 +89,13 @@ func (j *Job) Run(stdin *os.File, stdout io.Writer) error {
 	if j.Quick && !plan.Changes() {
 		return nil
 	}
-	index, _ := a.Index()
-	it := a.Records()
-	defer it.Close()
-	rw := New(stream.Described(it), plan, Options{OutputVersion: outVer, Meta: meta, Index: index, KeepDescriptors: !j.Compat})
+	rw := New(stream.Described(src.it), plan, Options{OutputVersion: outVer, Meta: meta, Index: src.index, KeepDescriptors: !j.Compat})
 
 	out := j.Out
 	if j.InPlace {
 		// The writer replaces the input when it closes, atomically as far
 		// as the directory allows, and puts it back on any failure.
-		out = a.Base()
+		out = src.base
 	}
 	wopts := format.WriterOptions{Version: outVer, StartAtFirstRecord: true, DeltaInDoms: true,
 		KeepVolumes: true, IndexRepeats: true, Warn: j.warn, NoSync: j.NoSync && !j.InPlace,
@@ -120,8 +108,12 @@ func (j *Job) Run(stdin *os.File, stdout io.Writer) error {
 			return err
 		}
 	} else {
-		place = newIndexPlacer(rw)
-		wopts.ManualIndex, wopts.RecordHook = true, place.hook
+		if src.index != nil {
+			// pmlogrewrite's index follows the input's; a stream has
+			// none, and the writer then makes its own.
+			place = newIndexPlacer(rw)
+			wopts.ManualIndex, wopts.RecordHook = true, place.hook
+		}
 		if w, err = format.Create(out, wopts); err != nil {
 			return err
 		}
@@ -236,4 +228,37 @@ func Report(w io.Writer, plan *rules.Plan) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// source is what a job rewrites: the records, and the whole metadata the
+// rules compile against.
+type source struct {
+	name    string
+	meta    *format.Metadata
+	version int
+	index   []format.IndexEntry // nil for a stream
+	it      stream.Iterator
+	base    string // the archive's base name, for -i
+	closers []func()
+}
+
+func (s *source) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+}
+
+func (j *Job) openArchive(name string) (*source, error) {
+	a, err := format.Open(name, format.WithWarn(j.warn))
+	if err != nil {
+		return nil, fmt.Errorf("cannot open archive %q: %w", name, err)
+	}
+	meta, err := a.Meta()
+	if err != nil {
+		return nil, err
+	}
+	index, _ := a.Index()
+	it := a.Records()
+	return &source{name: name, meta: meta, version: a.Version(), index: index, it: it,
+		base: a.Base(), closers: []func(){func() { it.Close() }}}, nil
 }

@@ -48,8 +48,9 @@
 //   - Compiling the plan lazily per PMID as descriptors arrive, for stdin
 //     streams: pmlogrewrite's checks (conflicts, names in use, instances
 //     made ambiguous) and its -q need the whole metadata before the first
-//     record. pcprewrite spools a stream on stdin to a temporary archive
-//     instead, and compiles against its metadata.
+//     record. A stream on stdin brings it up front in a METADATA frame
+//     (docs/stream.md; streammeta.go); one without is spooled to a
+//     temporary archive first.
 //   - Decoding every result into Go values and re-encoding (pmlogrewrite's
 //     way): most records of a typical rewrite hold only untouched metrics.
 package rewrite

@@ -123,6 +123,9 @@ func (c *concat) fetch() bool {
 	return true
 }
 
+// keep drops metadata that repeats what an input before the current one
+// gave; a repeat within the first input is that input's own (a label set
+// restated later) and is kept, as a copy of the input alone keeps it.
 func (c *concat) keep(rec Record) bool {
 	switch r := rec.(type) {
 	case *Label:
@@ -139,20 +142,20 @@ func (c *concat) keep(rec Record) bool {
 				c.err = fmt.Errorf("%s: metric %s (%s) changes its descriptor from the archives before it", c.here(), r.PMID, firstName(r.Names))
 				return false
 			}
-			if slices.Equal(d.Names, r.Names) {
+			if slices.Equal(d.Names, r.Names) && c.i > 0 {
 				return false
 			}
 		}
 		c.descs[r.PMID] = CloneRecord(r).(*Desc)
 	case *Text:
 		k := [2]uint32{r.Type, r.Ident}
-		if t, ok := c.texts[k]; ok && t == r.Text {
+		if t, ok := c.texts[k]; ok && t == r.Text && c.i > 0 {
 			return false
 		}
 		c.texts[k] = r.Text
 	case *LabelSet:
 		k := [2]uint32{r.Type, r.Ident}
-		if l, ok := c.labels[k]; ok && sameSets(l.Sets, r.Sets) {
+		if l, ok := c.labels[k]; ok && sameSets(l.Sets, r.Sets) && c.i > 0 {
 			return false
 		}
 		c.labels[k] = CloneRecord(r).(*LabelSet)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/pcptools/pcptools/format"
@@ -135,11 +136,36 @@ func OpenInputs(names []string, stdin *os.File, warn func(error), opts ...format
 		in.closers = append(in.closers, rit)
 	}
 	if len(its) == 1 {
-		in.Iter = its[0]
+		// One archive: its reader has the whole metadata, which a stream
+		// sends up front (Copy) for consumers that need it all first.
+		in.Iter = &archiveIter{Iterator: its[0], a: archives[0]}
 	} else {
 		in.Iter = stream.Concat(sorted, its...)
 	}
 	return in, nil
+}
+
+// archiveIter is the records of one archive, with its whole metadata.
+type archiveIter struct {
+	stream.Iterator
+	a *format.Archive
+}
+
+func (it *archiveIter) Unwrap() stream.Iterator { return it.Iterator }
+
+// Metadata implements pipe.MetadataSource: the .meta file's records in
+// file order (the order pmlogextract reads them in). Damage in the .meta
+// file gives none: the records then stop at it with its error.
+func (it *archiveIter) Metadata() ([]stream.Record, bool) {
+	mit := it.a.Records(format.MetaOnly())
+	defer mit.Close()
+	var recs []stream.Record
+	for mit.Next() {
+		if _, ok := mit.At().(*stream.Label); !ok {
+			recs = append(recs, stream.CloneRecord(mit.At()))
+		}
+	}
+	return recs, mit.Err() == nil
 }
 
 // Sink is where records go.
@@ -194,10 +220,30 @@ func (s *pipeSink) Abort(err error)               { _ = s.w.Fail(err) }
 // Copy writes every record of it to sink and completes it; on any error
 // the sink is aborted and the error returned. A result whose metric has no
 // descriptor before it is such an error (stream.Described).
+//
+// When it is an archive's reader, or a stream that came with a METADATA
+// frame, and sink is a stream, the metadata goes first in a METADATA
+// frame, so that the consumer need not spill the stream. Only it itself is
+// asked, never an iterator under it: a stage that filters records must not
+// pass on metadata it may have dropped.
 func Copy(it stream.Iterator, sink Sink) error {
 	defer AbortOnPanic(sink)
+	ms, _ := it.(pipe.MetadataSource)
+	ps, _ := sink.(*pipeSink)
+	if ps == nil {
+		ms = nil
+	}
 	it = stream.Described(it)
 	for it.Next() {
+		if ms != nil {
+			if recs, ok := ms.Metadata(); ok {
+				if err := ps.w.WriteMetadata(recs); err != nil {
+					sink.Abort(err)
+					return err
+				}
+			}
+			ms = nil
+		}
 		if err := sink.Write(it.At()); err != nil {
 			sink.Abort(err)
 			return err
@@ -235,6 +281,11 @@ func Spill(names []string, stdin *os.File, dir, name string, opts format.WriterO
 		return nil, err
 	}
 	defer in.Close()
+	return SpillIter(in.Iter, dir, name, opts, warn)
+}
+
+// SpillIter is Spill of the records of it.
+func SpillIter(it stream.Iterator, dir, name string, opts format.WriterOptions, warn func(error)) (*format.Archive, error) {
 	base := filepath.Join(dir, name)
 	opts.Warn = warn
 	opts.NoSync = true // scratch: the caller removes it, a crash loses nothing
@@ -242,7 +293,7 @@ func Spill(names []string, stdin *os.File, dir, name string, opts format.WriterO
 	if err != nil {
 		return nil, err
 	}
-	if err := Copy(in.Iter, sink); err != nil {
+	if err := Copy(it, sink); err != nil {
 		return nil, err
 	}
 	return format.Open(base, format.WithWarn(warn))
@@ -251,3 +302,105 @@ func Spill(names []string, stdin *os.File, dir, name string, opts format.WriterO
 // ArchiveSink is the Sink of an archive writer a tool opened itself (to
 // set options OpenOutput does not know, such as a RecordHook).
 func ArchiveSink(w *format.Writer) Sink { return archiveSink{w} }
+
+// WholeStream reads the head of a stream input (in from OpenInputs with no
+// names) for a tool that needs the whole metadata before the first record
+// (pcprewrite's rules; dump views, pcpreduce and pcpsummary could too):
+// when the producer sent a METADATA frame (docs/stream.md), it returns that
+// metadata as format.Archive.Meta would give it and the stream's records,
+// label first, checked against it as they come (pipe.Announced); nothing is
+// spilled. ok is false when the stream has none (the records are then it,
+// for the caller to spill with SpillIter). An empty stream is an error.
+func WholeStream(in *Input) (meta *format.Metadata, it stream.Iterator, ok bool, err error) {
+	it = in.Iter
+	if !it.Next() {
+		if err := it.Err(); err != nil {
+			return nil, nil, false, err
+		}
+		return nil, nil, false, errors.New("standard input: the stream holds no records")
+	}
+	first := stream.CloneRecord(it.At())
+	it = stream.Prepend(first, it)
+	lab, isLabel := first.(*stream.Label)
+	ms, has := in.Iter.(pipe.MetadataSource)
+	if !isLabel || !has {
+		return nil, it, false, nil
+	}
+	recs, has := ms.Metadata()
+	if !has {
+		return nil, it, false, nil
+	}
+	if meta, err = MetadataOf(lab, recs); err != nil {
+		return nil, nil, false, err
+	}
+	return meta, pipe.Announced(it, recs), true, nil
+}
+
+// MetadataOf builds what format.Archive.Meta would give for an archive
+// labelled lab whose .meta holds recs (each kind in file order).
+func MetadataOf(lab *stream.Label, recs []stream.Record) (*format.Metadata, error) {
+	m := &format.Metadata{
+		Label:    *lab,
+		ByPMID:   map[stream.PMID]*stream.Desc{},
+		Resolved: map[stream.InDomID][]*stream.InstanceSet{},
+	}
+	tr := stream.NewInDomTracker()
+	type versionKey struct {
+		id stream.InDomID
+		t  stream.Timestamp
+	}
+	byTime := map[versionKey][]*stream.InstanceSet{}
+	for _, rec := range recs {
+		switch r := rec.(type) {
+		case *stream.Desc:
+			m.Descs = append(m.Descs, r)
+			if _, ok := m.ByPMID[r.PMID]; !ok {
+				m.ByPMID[r.PMID] = r
+			}
+		case *stream.InDom:
+			m.InDoms = append(m.InDoms, r)
+			s, err := tr.Apply(r)
+			if err != nil {
+				return nil, fmt.Errorf("the stream's METADATA frame: %v", err)
+			}
+			k := versionKey{r.InDom, s.T}
+			if !sameSetIn(byTime[k], s) {
+				byTime[k] = append(byTime[k], s)
+				m.Resolved[r.InDom] = append(m.Resolved[r.InDom], s)
+			}
+		case *stream.LabelSet:
+			m.LabelSets = append(m.LabelSets, r)
+		case *stream.Text:
+			m.Texts = append(m.Texts, r)
+		}
+	}
+	for _, vs := range m.Resolved {
+		slices.SortStableFunc(vs, func(x, y *stream.InstanceSet) int { return x.T.Compare(y.T) })
+	}
+	return m, nil
+}
+
+// sameSetIn reports whether vs holds a set with the instances and names of
+// s, in any order (as format's reader dedupes versions).
+func sameSetIn(vs []*stream.InstanceSet, s *stream.InstanceSet) bool {
+	for _, v := range vs {
+		if len(v.Insts) != len(s.Insts) {
+			continue
+		}
+		names := make(map[int32]string, len(v.Insts))
+		for i, inst := range v.Insts {
+			names[inst] = v.Names[i]
+		}
+		same := true
+		for i, inst := range s.Insts {
+			if n, ok := names[inst]; !ok || n != s.Names[i] {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true
+		}
+	}
+	return false
+}

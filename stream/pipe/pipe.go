@@ -81,11 +81,21 @@ const (
 
 	// FrameOptional is the lowest kind a reader may skip.
 	FrameOptional FrameKind = 0x80
+
+	// FrameMetadata is optional: the whole metadata of the archive whose
+	// LABEL follows it, sent up front by a producer that has it (an
+	// archive reader loads the whole .meta on open), so that a consumer
+	// that needs it all before the first record (pcprewrite's rules)
+	// need not spill the stream. Its payload is a sequence of DESC,
+	// INDOM, LABELSET and TEXT frames. A reader that does not know it
+	// skips it.
+	FrameMetadata FrameKind = 0x80
 )
 
 var frameNames = map[FrameKind]string{
 	FrameLabel: "LABEL", FrameDesc: "DESC", FrameInDom: "INDOM", FrameLabelSet: "LABELSET",
 	FrameText: "TEXT", FrameResult: "RESULT", FrameMark: "MARK", FrameError: "ERROR", FrameEnd: "END",
+	FrameMetadata: "METADATA",
 }
 
 func (k FrameKind) String() string {

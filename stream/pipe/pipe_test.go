@@ -602,7 +602,7 @@ func TestOptionalFramesSkipped(t *testing.T) {
 	b := encode(t, sampleRecords())
 	// Insert optional frames after the first frame, and before the END.
 	first := HeaderSize + FrameHeaderSize + format.LabelSizeV3
-	opt := cat2(frameBytes(0x80, 0xff, ts(-1, -1), []byte("future extension")), frameBytes(0xff, 0, ts(0, 0), nil))
+	opt := cat2(frameBytes(0x81, 0xff, ts(-1, -1), []byte("future extension")), frameBytes(0xff, 0, ts(0, 0), nil))
 	var s []byte
 	s = append(s, b[:first]...)
 	s = append(s, opt...)

@@ -42,7 +42,18 @@ type Reader struct {
 	lab     stream.Label
 	res     stream.Result
 	mark    stream.Mark
+
+	pending  bool            // a METADATA frame awaits its LABEL
+	metaRecs []stream.Record // that frame's records
+	meta     []stream.Record // the METADATA of the first LABEL
+	hasMeta  bool
 }
+
+// Metadata returns the records of the METADATA frame that came before the
+// stream's first LABEL, once Next has returned that LABEL, and whether
+// there was one: the whole metadata of the first archive, in its order,
+// each record the reader's own (not reused). See Writer.WriteMetadata.
+func (r *Reader) Metadata() ([]stream.Record, bool) { return r.meta, r.hasMeta }
 
 // NewReader returns a Reader of the stream r. r is buffered (BufferSize)
 // unless it already is a large enough *bufio.Reader.
@@ -156,6 +167,15 @@ func (r *Reader) Next() bool {
 			r.err = &UpstreamError{Msg: msg}
 			r.done, r.cur = true, nil
 			return false
+		case kind == FrameMetadata:
+			if r.pending {
+				return r.fail(start, nil, "two METADATA frames in a row")
+			}
+			p, ok := r.payload(start, kind, n)
+			if !ok || !r.readMetadata(start+FrameHeaderSize, p) {
+				return false
+			}
+			continue
 		case kind >= FrameOptional:
 			// An extension this reader does not know; the format says it
 			// may be skipped.
@@ -171,6 +191,9 @@ func (r *Reader) Next() bool {
 			}
 			if kind != FrameLabel && !r.label {
 				return r.fail(start, nil, "%s frame before any LABEL frame", kind)
+			}
+			if kind != FrameLabel && r.pending {
+				return r.fail(start, nil, "%s frame after a METADATA frame: a LABEL frame must follow it", kind)
 			}
 			p, ok := r.payload(start, kind, n)
 			if !ok {
@@ -254,6 +277,10 @@ func (r *Reader) decode(start int64, kind FrameKind, flags uint8, t stream.Times
 		}
 		r.lab = l
 		r.cur = &r.lab
+		if !r.label && r.pending {
+			r.meta, r.hasMeta = r.metaRecs, true
+		}
+		r.pending, r.metaRecs = false, nil
 		r.label = true
 		return true
 
@@ -325,4 +352,39 @@ func (r *Reader) failRecord(err error, poff int64) bool {
 	r.err = format.AtFile(err, r.name, poff)
 	r.done, r.cur = true, nil
 	return false
+}
+
+// readMetadata decodes the frames inside a METADATA frame's payload p,
+// which starts at stream offset off, and keeps their records for the
+// LABEL that must follow.
+func (r *Reader) readMetadata(off int64, p []byte) bool {
+	var recs []stream.Record
+	for pos := 0; pos < len(p); {
+		start := off + int64(pos)
+		if len(p)-pos < FrameHeaderSize {
+			return r.fail(start, nil, "METADATA frame ends inside a frame header")
+		}
+		h := p[pos:]
+		kind, flags := FrameKind(h[0]), h[1]
+		n := int64(binary.BigEndian.Uint32(h[4:]))
+		t := stream.Timestamp{Sec: int64(binary.BigEndian.Uint64(h[8:])), Nsec: int32(binary.BigEndian.Uint32(h[16:]))}
+		if kind < FrameDesc || kind > FrameText {
+			return r.fail(start, nil, "%s frame inside a METADATA frame, which holds DESC, INDOM, LABELSET and TEXT frames only", kind)
+		}
+		if n > int64(len(p)-pos-FrameHeaderSize) {
+			return r.fail(start, nil, "%s frame of %d payload bytes runs past the end of its METADATA frame", kind, n)
+		}
+		if t.Nsec < 0 || t.Nsec >= 1e9 {
+			return r.fail(start+16, nil, "%s frame timestamp has %d nanoseconds", kind, t.Nsec)
+		}
+		body := p[pos+FrameHeaderSize : pos+FrameHeaderSize+int(n)]
+		if !r.decode(start, kind, flags, t, body) {
+			return false
+		}
+		recs = append(recs, stream.CloneRecord(r.cur))
+		r.cur = nil
+		pos += FrameHeaderSize + int(n)
+	}
+	r.pending, r.metaRecs = true, recs
+	return true
 }

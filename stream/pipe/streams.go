@@ -19,10 +19,11 @@ import (
 // named on a command line are joined (stream.Concat: one host, in time
 // order, a <mark> between them).
 type Streams struct {
-	br   *bufio.Reader
-	name string
-	cur  *Reader
-	n    int
+	br    *bufio.Reader
+	name  string
+	cur   *Reader
+	first *Reader
+	n     int
 }
 
 // NewStreams reads the streams on r, naming them name in errors.
@@ -62,19 +63,56 @@ func (s *Streams) Next() (*Reader, error) {
 		name = fmt.Sprintf("%s (stream %d)", s.name, s.n)
 	}
 	s.cur = &Reader{br: s.br, name: name, off: off}
+	if s.first == nil {
+		s.first = s.cur
+	}
 	return s.cur, nil
 }
 
 // Concatenated returns the records of every stream on r, joined by
 // stream.Concat's rules: streams of one host, each starting after the one
 // before it ends, a <mark> between them, metadata not repeated.
+//
+// The iterator is a MetadataSource: the METADATA frame of the first
+// stream, if it had one (see Reader.Metadata).
 func Concatenated(r io.Reader, name string) stream.Iterator {
 	s := NewStreams(r, name)
-	return stream.ConcatSeq(func() (stream.Iterator, string, error) {
+	return &concatenated{Iterator: stream.ConcatSeq(func() (stream.Iterator, string, error) {
 		rd, err := s.Next()
 		if rd == nil || err != nil {
 			return nil, "", err
 		}
 		return rd, rd.name, nil
-	})
+	}), s: s}
 }
+
+// MetadataSource is an iterator that can give the whole metadata of its
+// first archive once it has returned that archive's label: an archive's
+// reader, or a stream whose producer sent a METADATA frame. ok is false
+// when it cannot.
+type MetadataSource interface {
+	Metadata() (recs []stream.Record, ok bool)
+}
+
+type concatenated struct {
+	stream.Iterator
+	s *Streams
+}
+
+func (c *concatenated) Metadata() ([]stream.Record, bool) {
+	if c.s.first == nil {
+		return nil, false
+	}
+	return c.s.first.Metadata()
+}
+
+// Where implements stream.Locator.
+func (c *concatenated) Where() (string, int64, bool) {
+	if l, ok := stream.As[stream.Locator](c.Iterator); ok {
+		return l.Where()
+	}
+	return "", 0, false
+}
+
+// Unwrap lets stream.As find the capabilities of the streams' readers.
+func (c *concatenated) Unwrap() stream.Iterator { return c.Iterator }

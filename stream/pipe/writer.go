@@ -25,6 +25,7 @@ type Writer struct {
 	bw      *bufio.Writer
 	scratch []byte // encoding buffer for records that do not fit bw's free space
 	label   bool   // a LABEL frame has been written
+	meta    bool   // a METADATA frame awaits its LABEL
 	done    bool   // END or ERROR written
 	err     error  // sticky I/O error
 }
@@ -66,15 +67,40 @@ func (w *Writer) Write(rec stream.Record) error {
 	if t.Nsec < 0 || t.Nsec >= 1e9 {
 		return fmt.Errorf("pipe: %s record at %d s: nanoseconds %d out of range", rec.Kind(), t.Sec, t.Nsec)
 	}
-	if _, ok := rec.(*stream.Label); !ok && !w.label {
+	_, isLabel := rec.(*stream.Label)
+	if !isLabel && !w.label {
 		return fmt.Errorf("pipe: %s record at %s before any label record", rec.Kind(), t)
+	}
+	if !isLabel && w.meta {
+		return fmt.Errorf("pipe: %s record at %s after a METADATA frame: a label must follow it", rec.Kind(), t)
 	}
 
 	if r, ok := rec.(*stream.Result); ok {
 		return w.writeResult(r)
 	}
 
-	b := w.scratch[:0]
+	b, kind, err := appendFrame(w.scratch[:0], rec)
+	w.scratch = b[:0]
+	if err != nil {
+		return err
+	}
+	if err := w.write(b); err != nil {
+		return err
+	}
+	w.label = w.label || kind == FrameLabel
+	w.meta = false
+	return nil
+}
+
+// appendFrame appends rec's frame, header and payload, to b. Results take
+// Write's hot path instead (writeResult), but are encoded here too for a
+// METADATA frame's sake (which never holds one).
+func appendFrame(b []byte, rec stream.Record) ([]byte, FrameKind, error) {
+	t := rec.Time()
+	if t.Nsec < 0 || t.Nsec >= 1e9 {
+		return b, 0, fmt.Errorf("pipe: %s record at %d s: nanoseconds %d out of range", rec.Kind(), t.Sec, t.Nsec)
+	}
+	start := len(b)
 	var err error
 	var kind FrameKind
 	var flags uint8
@@ -111,22 +137,53 @@ func (w *Writer) Write(rec stream.Record) error {
 		err = fmt.Errorf("pipe: cannot write a record of type %T", rec)
 	}
 	if err != nil {
-		w.scratch = b[:0]
-		return err
+		return b[:start], 0, err
+	}
+	n := len(b) - start - FrameHeaderSize
+	if n > MaxPayload {
+		return b[:start], 0, fmt.Errorf("pipe: %s record at %s: %d bytes encoded, more than the limit of %d", rec.Kind(), t, n, MaxPayload)
+	}
+	b[start], b[start+1] = byte(kind), flags
+	binary.BigEndian.PutUint32(b[start+4:], uint32(n))
+	return b, kind, nil
+}
+
+// WriteMetadata writes a METADATA frame: recs, the whole metadata (DESC,
+// INDOM, LABELSET and TEXT records, each kind in its archive's order) of
+// the archive whose label the next Write must write. A consumer that
+// needs all of it before the first record (Reader.Metadata) then does not
+// have to spill the stream; the records themselves must still follow in
+// the stream as usual. Readers that do not know the frame skip it.
+func (w *Writer) WriteMetadata(recs []stream.Record) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.done {
+		return ErrFinished
+	}
+	b := appendFrameHeader(w.scratch[:0], FrameMetadata, 0, 0, stream.Timestamp{})
+	for _, rec := range recs {
+		switch rec.(type) {
+		case *stream.Desc, *stream.InDom, *stream.LabelSet, *stream.Text:
+		default:
+			w.scratch = b[:0]
+			return fmt.Errorf("pipe: a %s record in a METADATA frame", rec.Kind())
+		}
+		var err error
+		if b, _, err = appendFrame(b, rec); err != nil {
+			w.scratch = b[:0]
+			return err
+		}
 	}
 	n := len(b) - FrameHeaderSize
 	if n > MaxPayload {
 		w.scratch = b[:0]
-		return fmt.Errorf("pipe: %s record at %s: %d bytes encoded, more than the limit of %d", rec.Kind(), t, n, MaxPayload)
+		return fmt.Errorf("pipe: metadata of %d bytes encoded, more than the limit of %d", n, MaxPayload)
 	}
-	b[0], b[1] = byte(kind), flags
 	binary.BigEndian.PutUint32(b[4:], uint32(n))
 	w.scratch = b[:0]
-	if err := w.write(b); err != nil {
-		return err
-	}
-	w.label = w.label || kind == FrameLabel
-	return nil
+	w.meta = true
+	return w.write(b)
 }
 
 // writeResult is Write's hot path: the frame is encoded straight into the
