@@ -23,8 +23,11 @@
 //     dropped, aggregate and event metrics are skipped with a warning, and
 //     the temporal index gets pmlogreduce's entries.
 //
-// A later native mode (min, max, mean and rates per interval) is to fit
-// beside it as another Mode over the same record cursor.
+// The Native mode (native.go, layout.go, rereduce.go) is the other: one
+// pass over the records, per interval and metric-instance the
+// time-weighted mean (instant), the value in force (discrete, string), the
+// monotone 64-bit counter, and aggregates under pcpreduce.AGG.NAME; see
+// docs/pcpreduce.md "Native mode".
 //
 // Data flow:
 //
@@ -76,6 +79,9 @@ type Mode int
 const (
 	// Compat writes what pmlogreduce (PCP 6.0.3) writes.
 	Compat Mode = iota
+	// Native writes per-interval values and aggregates (docs/pcpreduce.md,
+	// "Native mode").
+	Native
 )
 
 // DefaultInterval is pmlogreduce's default output interval.
@@ -98,6 +104,12 @@ type Options struct {
 	Zone        string
 	// NoSync skips the sync before the output is renamed into place.
 	NoSync bool
+	// AlignTo (native mode, -A) puts the first interval's start at the
+	// archive's start rounded down to a multiple of AlignTo; without it,
+	// interval ends are multiples of the interval since the epoch.
+	AlignTo time.Duration
+	// Zstd (native mode) compresses the output's volumes (a v3 archive).
+	Zstd bool
 	// Prog names the program in messages ("pmlogreduce", "pcpreduce").
 	Prog string
 	// Stdout receives pmlogreduce's timezone note; Stderr its warnings.
@@ -116,18 +128,25 @@ func Run(input, output string, opts Options) error {
 	if opts.Interval < 0 || opts.Interval.Truncate(time.Microsecond) <= 0 {
 		return fmt.Errorf("-t %v: %w", opts.Interval, ErrInterval)
 	}
-	if opts.Stdout == nil {
-		opts.Stdout = io.Discard
-	}
-	if opts.Stderr == nil {
-		opts.Stderr = io.Discard
-	}
-	if opts.Prog == "" {
-		opts.Prog = "pcpreduce"
-	}
+	opts.defaults()
 	switch opts.Mode {
 	case Compat:
 		return runCompat(input, output, &opts)
+	case Native:
+		return RunNative(input, []Output{{output, opts.Interval}}, opts)
 	}
 	return fmt.Errorf("reduction mode %d is not implemented", opts.Mode)
+}
+
+// defaults fills in the writers and the program name when not given.
+func (o *Options) defaults() {
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	if o.Prog == "" {
+		o.Prog = "pcpreduce"
+	}
 }

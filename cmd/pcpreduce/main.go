@@ -46,12 +46,13 @@ var opts = toolio.Opts{
 	toolio.OptStart,
 	{Name: "s", Aliases: []string{"samples"}, Value: "N", Usage: "stop after `N` records"},
 	toolio.OptFinish,
-	{Name: "t", Aliases: []string{"interval"}, Value: "INTERVAL", Usage: "output `INTERVAL` (default 10m)"},
+	{Name: "t", Aliases: []string{"interval"}, Value: "INTERVAL", Usage: "output `INTERVAL` (default 10m); pcpreduce: a comma-separated list, one archive each (OUT.5m, OUT.1h)"},
 	{Name: "v", Value: "N", Usage: "start a new volume every `N` records"},
 	toolio.OptZ,
 	toolio.OptZone,
 	toolio.OptOutput,
 	toolio.OptNoSync,
+	toolio.OptZstd,
 }
 
 func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
@@ -123,7 +124,7 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 			return err
 		}
 	}
-	if c.IsSet("t") {
+	if c.IsSet("t") && compat {
 		d, err := pcptime.ParseInterval(c.String("t"))
 		if err != nil {
 			return toolio.UsageError{Msg: fmt.Sprintf("-t %s: %v", c.String("t"), err)}
@@ -144,6 +145,9 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 		in, out = args[0], args[1]
 	default:
 		opts.NoSync = c.Bool("no-sync")
+		if err := checkFirst(c); err != nil {
+			return err
+		}
 		out = c.String("o")
 		if out == "" && len(args) > 0 {
 			out, args = args[len(args)-1], args[:len(args)-1]
@@ -170,5 +174,24 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 			in = a.Base()
 		}
 	}
-	return reduce.Run(in, out, opts)
+	if compat {
+		return reduce.Run(in, out, opts)
+	}
+	outs, err := nativeOutputs(c, out)
+	if err != nil {
+		return err
+	}
+	if opts.AlignTo, err = nativeAlign(c); err != nil {
+		return err
+	}
+	opts.Mode, opts.Align, opts.Zstd = reduce.Native, "", c.Bool("zstd")
+	return reduce.RunNative(in, outs, opts)
+}
+
+// checkFirst refuses native-mode options before a stream is read.
+func checkFirst(c *cli.Context) error {
+	if _, err := nativeAlign(c); err != nil {
+		return err
+	}
+	return nil
 }

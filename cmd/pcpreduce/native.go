@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pcptools/pcptools/internal/toolio"
+	"github.com/pcptools/pcptools/pcptime"
+	"github.com/pcptools/pcptools/reduce"
+)
+
+// nativeOutputs parses -t (a comma-separated list of intervals, default
+// 10m) and names the outputs: OUT for one interval; OUT.5m, OUT.1h, ...
+// (the interval as given) for several.
+func nativeOutputs(c *cli.Context, out string) ([]reduce.Output, error) {
+	spec := "10m"
+	if c.IsSet("t") {
+		spec = c.String("t")
+	}
+	parts := strings.Split(spec, ",")
+	var outs []reduce.Output
+	seen := map[time.Duration]bool{}
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		d, err := pcptime.ParseInterval(p)
+		if err != nil {
+			return nil, toolio.UsageError{Msg: fmt.Sprintf("-t %s: %v", p, err)}
+		}
+		if d <= 0 {
+			return nil, toolio.UsageError{Msg: fmt.Sprintf("-t %s: the interval must be positive", p)}
+		}
+		if seen[d] {
+			return nil, toolio.UsageError{Msg: fmt.Sprintf("-t %s: interval given twice", spec)}
+		}
+		seen[d] = true
+		name := out
+		if len(parts) > 1 {
+			name = out + "." + strings.ReplaceAll(p, string(filepath.Separator), "_")
+		}
+		outs = append(outs, reduce.Output{Name: name, Interval: d})
+	}
+	return outs, nil
+}
+
+// nativeAlign parses -A in native mode: an interval.
+func nativeAlign(c *cli.Context) (time.Duration, error) {
+	if !c.IsSet("A") {
+		return 0, nil
+	}
+	d, err := pcptime.ParseInterval(c.String("A"))
+	if err != nil || d <= 0 {
+		return 0, toolio.UsageError{Msg: fmt.Sprintf("-A %s: need a positive interval", c.String("A"))}
+	}
+	return d, nil
+}

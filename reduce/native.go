@@ -1,0 +1,553 @@
+package reduce
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/pcptime"
+	"github.com/pcptools/pcptools/stream"
+)
+
+// Native mode: one pass over the archive's records, one state per
+// metric-instance, one result per interval that holds samples. See
+// docs/pcpreduce.md, "Native mode" and "Layout of a reduced archive".
+
+// value kinds of a metric in native mode
+const (
+	kSkip = iota
+	kInstant
+	kDiscrete
+	kCounter
+	kString
+)
+
+type nMetric struct {
+	desc  *stream.Desc
+	kind  int
+	out   stream.Type // the type written under the metric's own name
+	float bool        // values read as float64 (FLOAT, DOUBLE)
+	agg   []stream.PMID
+	insts map[int32]*nInst
+	byPos []*nInst // the instance at each position of the last value set
+	// pending are the instances of the interval being written
+	pending []*nInst
+}
+
+type nInst struct {
+	m    *nMetric
+	inst int32
+	// running state, across intervals
+	have   bool
+	prevT  int64 // ns
+	prevF  float64
+	prevU  uint64
+	monoU  uint64
+	monoF  float64
+	gapped bool // a <mark> since the last sample
+	// the current interval
+	touched bool
+	acc     accum
+	in      mergeInput // re-reduction: the input interval being merged
+	lastS   string
+}
+
+// accum is what one interval keeps of one metric-instance.
+type accum struct {
+	n                    uint64
+	min, max, sum, sumsq float64
+	wsum, covered        float64 // time-weighted sum, seconds covered
+	last                 float64
+	minRate, maxRate     float64
+	rates, resets        uint64
+	lastU                uint64 // counters: monotone value
+	lastMonoF            float64
+	lastDiscrete         stream.Val
+}
+
+type native struct {
+	opts    *Options
+	a       *format.Archive
+	w       *format.Writer
+	step    int64 // ns
+	base    int64 // ns: interval ends are base + k*step
+	metrics map[stream.PMID]*nMetric
+	used    map[uint32]map[uint32]bool // PMID clusters of the input, per domain
+	alloc   map[uint32]*[2]uint32      // per domain: the cluster and next item for aggregates
+	curEnd  int64
+	haveCur bool
+	touched []*nInst
+	mark    bool  // a <mark> inside the current interval
+	lastOut int64 // ns of the last data record written
+	rb      stream.ResultBuilder
+	res     stream.Result
+	src     string
+	reduced bool                   // the input is a reduced archive
+	inAgg   map[stream.PMID]aggRef // its aggregate metrics
+	byName  map[string]*nMetric    // its metrics by name
+	order   []*nMetric             // scratch for writeInterval
+	vals    []stream.Val           // scratch for writeInterval
+	written int                    // results written
+	done    bool                   // -s reached
+}
+
+// Output is one archive of a native reduction: its name and interval.
+type Output struct {
+	Name     string
+	Interval time.Duration
+}
+
+// RunNative reduces input in native mode into one archive per output, in
+// one pass. Nothing is written unless every output is complete.
+func RunNative(input string, outputs []Output, opts Options) (err error) {
+	opts.defaults()
+	if len(outputs) == 0 {
+		return fmt.Errorf("no output archive")
+	}
+	for _, o := range outputs {
+		if o.Interval <= 0 {
+			return fmt.Errorf("-t %v: %w", o.Interval, ErrInterval)
+		}
+	}
+	if st, err := os.Stat(input); err == nil && st.IsDir() {
+		return fmt.Errorf("%s: a directory of archives is not supported: name one archive", input)
+	}
+	warn := func(err error) { fmt.Fprintf(opts.Stderr, "%s: warning: %v\n", opts.Prog, err) }
+	a, err := format.Open(input, format.WithWarn(warn))
+	if err != nil {
+		return fmt.Errorf("cannot open archive %q: %w", input, err)
+	}
+	meta, err := a.Meta()
+	if err != nil {
+		return err
+	}
+	lab := a.Label()
+	from, to, err := nativeWindow(a, &opts)
+	if err != nil {
+		return err
+	}
+	var ns_ []*native
+	defer func() {
+		if err != nil {
+			for _, n := range ns_ {
+				n.w.Abort()
+			}
+		}
+	}()
+	for _, o := range outputs {
+		n := &native{opts: &opts, a: a, metrics: map[stream.PMID]*nMetric{}, step: int64(o.Interval)}
+		if err := n.pickDomain(meta); err != nil {
+			return err
+		}
+		if opts.AlignTo > 0 {
+			n.base = floorDiv(ns(lab.Start), int64(opts.AlignTo)) * int64(opts.AlignTo)
+		}
+		n.src = lab.Hostname + ":" + filepath.Base(a.Base())
+		if n.reduced {
+			n.src = n.inputSource(meta, n.src)
+		}
+		version := lab.Version
+		if opts.Zstd {
+			version = 3
+		}
+		n.w, err = format.Create(o.Name, format.WriterOptions{Version: version, NoSync: opts.NoSync,
+			Zstd: opts.Zstd, VolumeRecords: opts.VolSamples, Warn: warn})
+		if err != nil {
+			return err
+		}
+		ns_ = append(ns_, n)
+	}
+	it := a.Records()
+	defer it.Close()
+	for it.Next() {
+		r := it.At()
+		if k := r.Kind(); k == stream.KindResult || k == stream.KindMark {
+			if t := r.Time(); t.Before(from) || t.After(to) {
+				continue
+			}
+		}
+		for _, n := range ns_ {
+			if n.done {
+				continue
+			}
+			if err := n.record(r); err != nil {
+				return err
+			}
+		}
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	for _, n := range ns_ {
+		if err := n.flush(); err != nil {
+			return err
+		}
+		if n.written == 0 {
+			return fmt.Errorf("%s: no samples to reduce", input)
+		}
+	}
+	for _, n := range ns_ {
+		if err := n.w.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nativeWindow is the -S/-T window (the whole archive without them).
+func nativeWindow(a *format.Archive, opts *Options) (from, to stream.Timestamp, err error) {
+	lab := a.Label()
+	end, ok, err := a.End()
+	if err != nil {
+		return from, to, err
+	}
+	if !ok {
+		return from, to, fmt.Errorf("cannot open archive %q: it holds no data", a.Base())
+	}
+	loc, err := pcptime.ChooseZone(opts.ArchiveZone, opts.Zone, lab.Timezone, lab.Zoneinfo)
+	if err != nil {
+		return from, to, fmt.Errorf("cannot set the timezone: %w", err)
+	}
+	win, err := pcptime.ParseWindow(opts.Start, opts.Finish, "", "", lab.Start, end, loc)
+	if err != nil {
+		return from, to, fmt.Errorf("invalid time window: %v", err)
+	}
+	return win.Start, win.End, nil
+}
+
+// pickDomain notes the PMID clusters the input uses in each domain: the
+// aggregate metrics take clusters it does not use, from 4095 down, in the
+// domain of the metric's instance domain (or of the metric), as PCP's
+// checks want a metric and its instance domain in one domain.
+func (n *native) pickDomain(meta *format.Metadata) error {
+	n.used = map[uint32]map[uint32]bool{}
+	n.alloc = map[uint32]*[2]uint32{}
+	n.detectReduced(meta)
+	for _, d := range meta.Descs {
+		if _, ok := n.inAgg[d.PMID]; ok {
+			continue
+		}
+		dom := d.PMID.Domain()
+		if n.used[dom] == nil {
+			n.used[dom] = map[uint32]bool{}
+		}
+		n.used[dom][d.PMID.Cluster()] = true
+	}
+	return nil
+}
+
+// newPMID allocates an aggregate metric's PMID in domain dom.
+func (n *native) newPMID(dom uint32) (stream.PMID, error) {
+	a := n.alloc[dom]
+	if a == nil || a[1] > 0x3ff {
+		c := uint32(4096)
+		if a != nil {
+			c = a[0]
+		}
+		for c--; c > 0 && n.used[dom][c]; c-- {
+		}
+		if c == 0 {
+			return 0, fmt.Errorf("PMID domain %d has no free cluster for the aggregate metrics", dom)
+		}
+		a = &[2]uint32{c, 0}
+		n.alloc[dom] = a
+	}
+	id := stream.NewPMID(dom, a[0], a[1])
+	a[1]++
+	return id, nil
+}
+
+func (n *native) record(r stream.Record) error {
+	switch r := r.(type) {
+	case *stream.Label:
+		l := *r
+		if n.opts.Zstd && l.Version == 2 {
+			l.Version = 3
+		}
+		if err := n.w.Write(&l); err != nil || n.reduced {
+			// A reduced input has the context labels to merge with.
+			return err
+		}
+		return n.w.Write(n.contextLabels(nil, r.Start))
+	case *stream.Desc:
+		return n.desc(r)
+	case *stream.InDom:
+		return n.w.Write(r)
+	case *stream.Text:
+		if n.isInputAgg(r) {
+			return nil
+		}
+		return n.w.Write(r)
+	case *stream.LabelSet:
+		if n.isInputAgg(r) {
+			return nil
+		}
+		if r.Type&stream.LabelTypeMask == stream.LabelContext {
+			return n.w.Write(n.contextLabels(r, r.T))
+		}
+		return n.w.Write(r)
+	case *stream.Mark:
+		return n.markAt(r.T)
+	case *stream.Result:
+		return n.result(r)
+	}
+	return nil
+}
+
+func ns(t stream.Timestamp) int64 { return t.Sec*1e9 + int64(t.Nsec) }
+
+func tsOf(v int64) stream.Timestamp {
+	return stream.Timestamp{Sec: floorDiv(v, 1e9), Nsec: int32(v - floorDiv(v, 1e9)*1e9)}
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// endOf is the end of the interval holding t: intervals are (end-step, end].
+func (n *native) endOf(t int64) int64 {
+	k := floorDiv(t-n.base+n.step-1, n.step)
+	return n.base + k*n.step
+}
+
+func (n *native) markAt(t stream.Timestamp) error {
+	for _, m := range n.metrics {
+		for _, st := range m.insts {
+			st.gapped = true
+		}
+	}
+	if n.haveCur && ns(t) <= n.curEnd {
+		n.mark = true
+		return nil
+	}
+	if err := n.flush(); err != nil {
+		return err
+	}
+	return n.writeMark(ns(t))
+}
+
+func (n *native) writeMark(t int64) error {
+	if t < n.lastOut {
+		t = n.lastOut
+	}
+	n.lastOut = t
+	return n.w.Write(&stream.Mark{T: tsOf(t)})
+}
+
+func (n *native) result(r *stream.Result) error {
+	t := ns(r.T)
+	if end := n.endOf(t); !n.haveCur || end != n.curEnd {
+		if n.haveCur && end < n.curEnd {
+			return fmt.Errorf("%s: records go back in time", r.T)
+		}
+		if err := n.flush(); err != nil {
+			return err
+		}
+		n.curEnd, n.haveCur = end, true
+	}
+	if n.reduced {
+		return n.resultReduced(r, t)
+	}
+	vi := r.VSets()
+	for vi.Next() {
+		vs := vi.VSet()
+		m := n.metrics[vs.PMID]
+		if m == nil || m.kind == kSkip || vs.NumVal <= 0 {
+			continue
+		}
+		for i := 0; i < int(vs.NumVal); i++ {
+			v, err := vs.Value(i)
+			if err != nil {
+				return fmt.Errorf("%s: metric %s: %w", r.T, m.desc.Names[0], err)
+			}
+			st := n.instanceAt(m, i, vs.Inst(i))
+			if err := st.add(t, v); err != nil {
+				return fmt.Errorf("%s: metric %s: %w", r.T, m.desc.Names[0], err)
+			}
+		}
+	}
+	return vi.Err()
+}
+
+// instance is the state of one metric-instance, taken into the current
+// interval.
+func (n *native) instance(m *nMetric, inst int32) *nInst {
+	st := m.insts[inst]
+	if st == nil {
+		st = &nInst{m: m, inst: inst}
+		m.insts[inst] = st
+	}
+	if !st.touched {
+		st.touched = true
+		st.acc = accum{}
+		n.touched = append(n.touched, st)
+	}
+	return st
+}
+
+// instanceAt is instance, with a guess: the instance at position i of a
+// metric's value sets is usually the same from one record to the next.
+func (n *native) instanceAt(m *nMetric, i int, inst int32) *nInst {
+	if i < len(m.byPos) {
+		if st := m.byPos[i]; st != nil && st.inst == inst {
+			if !st.touched {
+				st.touched = true
+				st.acc = accum{}
+				n.touched = append(n.touched, st)
+			}
+			return st
+		}
+	} else {
+		m.byPos = append(m.byPos, make([]*nInst, i+1-len(m.byPos))...)
+	}
+	st := n.instance(m, inst)
+	m.byPos[i] = st
+	return st
+}
+
+// number reads a numeric value: as a float64, and as the 64 bits of an
+// integer.
+func (m *nMetric) number(v stream.Value) (f float64, u uint64, err error) {
+	if m.float {
+		f, err = v.Float64(m.desc.Type)
+		return f, 0, err
+	}
+	u, err = v.Uint64(m.desc.Type)
+	f = float64(int64(u))
+	if m.desc.Type == stream.TypeU32 || m.desc.Type == stream.TypeU64 {
+		f = float64(u)
+	}
+	return f, u, err
+}
+
+// add takes one sample at t (ns) into the instance's interval.
+func (st *nInst) add(t int64, v stream.Value) error {
+	m, a := st.m, &st.acc
+	if m.kind == kString {
+		if v.Insitu {
+			return stream.ErrValueType
+		}
+		st.lastS = strings.TrimRight(string(v.Payload), "\x00")
+		a.n++
+		return nil
+	}
+	f, u, err := m.number(v)
+	if err != nil {
+		return err
+	}
+	dt := 0.0
+	if st.have && !st.gapped && t > st.prevT {
+		dt = float64(t-st.prevT) / 1e9
+	}
+	a.n++
+	if a.n == 1 || f < a.min {
+		a.min = f
+	}
+	if a.n == 1 || f > a.max {
+		a.max = f
+	}
+	a.sum += f
+	a.sumsq += f * f
+	a.last = f
+	switch m.kind {
+	case kInstant:
+		a.wsum += f * dt
+		a.covered += dt
+	case kDiscrete:
+		a.covered += dt
+		a.lastDiscrete = valOf(m.desc.Type, u, f)
+	case kCounter:
+		st.counter(t, f, u, dt)
+	}
+	st.prevT, st.prevF, st.prevU, st.have, st.gapped = t, f, u, true, false
+	return nil
+}
+
+// counter advances the monotone value: a 32-bit counter that goes down
+// wrapped (unless a <mark> came between), any other decrease is a reset
+// (the counter restarted from zero).
+func (st *nInst) counter(t int64, f float64, u uint64, dt float64) {
+	m, a := st.m, &st.acc
+	var inc float64
+	signed := m.desc.Type == stream.Type32 || m.desc.Type == stream.Type64
+	switch {
+	case !st.have:
+		st.monoU, st.monoF = u, f
+	case m.float && f >= st.prevF:
+		inc = f - st.prevF
+		st.monoF += inc
+	case m.float:
+		inc = f
+		st.monoF += f
+		a.resets++
+	case u >= st.prevU && !signed || signed && int64(u) >= int64(st.prevU):
+		inc = float64(u - st.prevU)
+		st.monoU += u - st.prevU
+	case (m.desc.Type == stream.TypeU32 || m.desc.Type == stream.Type32) && !st.gapped:
+		d := uint64(uint32(u) - uint32(st.prevU))
+		inc = float64(d)
+		st.monoU += d
+	default:
+		inc = float64(u)
+		st.monoU += u
+		a.resets++
+	}
+	a.lastU, a.lastMonoF = st.monoU, st.monoF
+	if dt > 0 {
+		r := inc / dt / m.timeScale()
+		if a.rates == 0 || r < a.minRate {
+			a.minRate = r
+		}
+		if a.rates == 0 || r > a.maxRate {
+			a.maxRate = r
+		}
+		a.rates++
+		a.covered += dt
+	}
+}
+
+// timeScale converts a counter of time (dimension time 1) into seconds.
+func (m *nMetric) timeScale() float64 {
+	if m.desc.Units.DimTime() != 1 {
+		return 1
+	}
+	return timeScales[min(m.desc.Units.ScaleTime(), 5)]
+}
+
+var timeScales = [6]float64{1e9, 1e6, 1e3, 1, 1.0 / 60, 1.0 / 3600}
+
+func valOf(t stream.Type, u uint64, f float64) stream.Val {
+	switch t {
+	case stream.TypeFloat, stream.TypeDouble:
+		return stream.Val{F: f}
+	case stream.Type32, stream.Type64:
+		return stream.Val{I: int64(u)}
+	}
+	return stream.Val{U: u}
+}
+
+// flush writes the current interval's result (and a <mark> seen in it).
+func (n *native) flush() error {
+	if !n.haveCur || n.done {
+		n.haveCur = false
+		return nil
+	}
+	n.haveCur = false
+	if len(n.touched) > 0 {
+		if err := n.writeInterval(); err != nil {
+			return err
+		}
+	}
+	if n.mark {
+		n.mark = false
+		return n.writeMark(n.curEnd)
+	}
+	return nil
+}
