@@ -58,6 +58,10 @@ func ParseCommandLine(prog string, args []string) (*Command, error) {
 			c.JSON = true // pcpsummary's own
 			continue
 		}
+		if a == "--csv" && prog != "pmlogsummary" {
+			c.CSV = true
+			continue
+		}
 		if (a == "--percentiles" || strings.HasPrefix(a, "--percentiles=")) && prog != "pmlogsummary" {
 			val, ok := strings.CutPrefix(a, "--percentiles=")
 			if !ok {
@@ -120,8 +124,11 @@ func ParseCommandLine(prog string, args []string) (*Command, error) {
 		}
 	}
 	c.Options.Label = label
-	if len(c.Percentiles) > 0 && !c.JSON {
-		return nil, &UsageError{prog + ": --percentiles goes with --json (pmlogsummary's lines have no room for them)"}
+	if c.JSON && c.CSV {
+		return nil, &UsageError{prog + ": at most one of --json and --csv allowed"}
+	}
+	if len(c.Percentiles) > 0 && !c.JSON && !c.CSV {
+		return nil, &UsageError{prog + ": --percentiles goes with --json or --csv (pmlogsummary's lines have no room for them)"}
 	}
 	if c.ArchiveZone && c.Zone != "" {
 		return nil, &UsageError{prog + ": at most one of -Z and -z allowed"}

@@ -24,6 +24,11 @@ import (
 // "percentiles":{"50":...,"90":...,"99":...} from a DDSketch of relative
 // accuracy 1% (spread.go).
 //
+// Every object also says where the instance was (presence.go):
+// "samples" (results carrying a value of it), "first_seen", "last_seen",
+// "gaps" (returns after results of its metric that lacked it), "resets"
+// (a counter going down) and "marks" (<mark>s after its first value).
+//
 // A singular metric has "instance":null and no "inst"; an instance whose
 // name is unknown has "instance":null and its number; a counter without a
 // single interval has "insufficient":true and no statistics; with -B,
@@ -60,6 +65,7 @@ func (s *summarizer) appendJSON(b []byte, st *Stat) []byte {
 	}
 	b = append(b, `,"units":`...)
 	b = strconv.AppendQuote(b, st.Units)
+	b = s.appendJSONPresence(b, st)
 	if st.Insufficient {
 		return append(b, `,"insufficient":true}`+"\n"...)
 	}
@@ -117,6 +123,23 @@ func (s *summarizer) appendJSON(b []byte, st *Stat) []byte {
 		b = append(b, ']')
 	}
 	return append(b, "}\n"...)
+}
+
+// appendJSONPresence appends the instance's presence (presence.go).
+func (s *summarizer) appendJSONPresence(b []byte, st *Stat) []byte {
+	b = append(b, `,"samples":`...)
+	b = strconv.AppendUint(b, st.Samples, 10)
+	b = append(b, `,"first_seen":`...)
+	b = s.appendJSONTime(b, st.FirstSeen)
+	b = append(b, `,"last_seen":`...)
+	b = s.appendJSONTime(b, st.LastSeen)
+	b = append(b, `,"gaps":`...)
+	b = strconv.AppendUint(b, uint64(st.Gaps), 10)
+	b = append(b, `,"resets":`...)
+	b = strconv.AppendUint(b, uint64(st.Resets), 10)
+	b = append(b, `,"marks":`...)
+	b = strconv.AppendUint(b, uint64(st.Marks), 10)
+	return b
 }
 
 // appendJSONLabel appends the object -l adds: the archive and the window.

@@ -29,6 +29,7 @@ type instStats struct {
 	bintotal  uint32
 	bin       []uint32
 	spread    spread // values (rates, for counters): pcpsummary's own statistics
+	pres      presence
 }
 
 // metricStats is one metric's state (pmlogsummary's aveData).
@@ -43,6 +44,7 @@ type metricStats struct {
 	// first maps an instance to its first position in insts, standing in
 	// for pmlogsummary's linear search (which finds the first).
 	first map[int32]int
+	seq   uint64 // results with values of the metric so far (first pass)
 }
 
 // accumulator is the state of both passes over the window.
@@ -63,6 +65,8 @@ type accumulator struct {
 	// when printed, after both passes.)
 	bySlot []*metricStats
 	fatal  error // pmlogsummary exits at once (a first value it cannot read)
+	// binning is set for the second pass (-B), which presence ignores.
+	binning bool
 }
 
 // descSource gives descriptors, as pmLookupDesc.
@@ -115,6 +119,9 @@ func (a *accumulator) mark(ts timeval) {
 			}
 			is.marked = true
 			is.markcount++
+			if !a.binning {
+				is.pres.marks++
+			}
 		}
 	}
 }
@@ -165,6 +172,7 @@ func (a *accumulator) newMetric(d *stream.Desc) *metricStats {
 // newInst is newHashInst: v is the first value, at ts.
 func (a *accumulator) newInst(m *metricStats, inst int32, v float64, ts timeval) {
 	is := &instStats{inst: inst, lastval: v, first: ts, last: ts, mintime: ts, maxtime: ts}
+	is.pres.see(ts, m.seq)
 	is.spread.wants = len(a.o.Percentiles) > 0
 	if a.o.Bins > 0 {
 		is.bin = make([]uint32, a.o.Bins)
@@ -249,6 +257,7 @@ func (a *accumulator) add(r *stream.Result, ts timeval) error {
 				continue
 			}
 			m = a.newMetric(d)
+			m.seq = 1
 			for j := 0; j < int(vs.NumVal); j++ {
 				v, err := extract(vs, j, m.typ)
 				if err != nil {
@@ -261,6 +270,7 @@ func (a *accumulator) add(r *stream.Result, ts timeval) error {
 			a.order = append(a.order, m)
 			continue
 		}
+		m.seq++
 		for j := 0; j < int(vs.NumVal); j++ {
 			inst := vs.Inst(j)
 			k := m.find(j, vs.NumVal, inst)
@@ -273,6 +283,7 @@ func (a *accumulator) add(r *stream.Result, ts timeval) error {
 				continue
 			}
 			is := m.insts[k]
+			is.pres.see(ts, m.seq)
 			v, err := extract(vs, j, m.typ)
 			if err != nil {
 				a.pmiderr(vs.PMID, "failed to extract value: %v\n", err)
@@ -294,6 +305,9 @@ func (a *accumulator) add(r *stream.Result, ts timeval) error {
 				}
 				if a.dbg.Appl0 {
 					a.tr.base(m.pmid, val, is.count)
+				}
+				if !is.marked && v < is.lastval {
+					is.pres.resets++
 				}
 				if is.marked || val < is.lastval {
 					if a.dbg.Appl1 {

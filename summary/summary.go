@@ -53,6 +53,9 @@ type Options struct {
 	// Percentiles (in percent) adds these percentiles to the JSON
 	// objects (spread.go).
 	Percentiles []float64
+	// CSV prints a header and one row per metric-instance, with the
+	// JSON objects' fields (csv.go).
+	CSV bool
 
 	// CounterWrap treats a counter that went down as one that wrapped
 	// (pmlogsummary does when $PCP_COUNTER_WRAP is set).
@@ -157,7 +160,7 @@ func (s *summarizer) run() error {
 			fmt.Fprintf(s.warn, "%s: warning: %v; reporting in UTC, as PCP does\n", s.o.Prog, err)
 			s.loc = time.UTC
 		}
-		if !s.o.JSON {
+		if !s.o.JSON && !s.o.CSV {
 			s.w.WriteString(pcptime.ZoneNote(s.o.ArchiveZone, s.o.Zone, lab.Hostname))
 		}
 	}
@@ -165,7 +168,9 @@ func (s *summarizer) run() error {
 	if err := s.window(lab); err != nil {
 		return err
 	}
-	if s.o.Label && s.o.JSON {
+	if s.o.CSV {
+		// (no label line: a CSV file has one shape of row)
+	} else if s.o.Label && s.o.JSON {
 		s.w.Write(s.appendJSONLabel(s.b[:0], lab))
 	} else if s.o.Label {
 		s.printLabel(lab)
@@ -190,6 +195,7 @@ func (s *summarizer) run() error {
 		fetchErr = err
 	}
 	if s.o.Bins > 0 {
+		s.acc.binning = true
 		if s.o.Debug.Appl0 {
 			io.WriteString(s.warn, "resetting for second iteration\n")
 		}
@@ -197,7 +203,10 @@ func (s *summarizer) run() error {
 			fetchErr = err
 		}
 	}
-	if s.o.Header && !s.o.JSON {
+	if s.o.CSV {
+		s.b = s.appendCSVHeader(s.b[:0])
+		s.w.Write(s.b)
+	} else if s.o.Header && !s.o.JSON {
 		s.printHeader()
 	}
 	var bad []string
@@ -403,6 +412,8 @@ func (s *summarizer) printMetric(name string) {
 		st.InstName, st.Named = iname, named
 		if s.o.JSON {
 			s.b = s.appendJSON(s.b[:0], &st)
+		} else if s.o.CSV {
+			s.b = s.appendCSV(s.b[:0], &st)
 		} else {
 			s.b = s.appendText(s.b[:0], &st)
 		}
@@ -435,6 +446,12 @@ type Stat struct {
 	StdDev      float64
 	Values      uint64
 	Percentiles []Percentile
+
+	// The instance's presence in the window (presence.go), which
+	// pmlogsummary's Count and times do not tell.
+	Samples             uint64
+	FirstSeen, LastSeen stream.Timestamp
+	Gaps, Resets, Marks uint32
 }
 
 // Bin is one bin of a histogram: the values up to Upper (and above the
@@ -463,6 +480,7 @@ func (s *summarizer) stat(name string, m *metricStats, is *instStats) Stat {
 		st.Units = "none"
 	}
 	st.Sparse = m.sem == stream.SemCounter && span/s.logspan <= 0.1
+	is.pres.fill(&st)
 	if m.sem == stream.SemCounter {
 		if span <= 0 {
 			st.Insufficient = true

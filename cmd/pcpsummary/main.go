@@ -57,8 +57,9 @@ Options:
 
 // ownUsage adds what pcpsummary does beyond pmlogsummary.
 const ownUsage = `      --json            print one JSON object per metric and instance (docs/pcpsummary.md)
+      --csv             print a CSV header and one row per metric and instance
       --percentiles=LIST
-                        with --json, add these percentiles (e.g. 50,90,99; 1% relative accuracy)
+                        with --json or --csv, add these percentiles (e.g. 50,90,99; 1% relative accuracy)
 
 With no archive, pcpsummary reads a record stream from another pcp* tool on standard input.
 `
