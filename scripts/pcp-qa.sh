@@ -5,8 +5,10 @@
 #
 #   scripts/pcp-qa.sh [--tool TOOL] [-d] [-k DIR] [-t TIMEOUT] [TEST...]
 #
-#   --tool TOOL pmlogextract (the default; ours is ./cmd/pcpextract) or
-#               pmlogrewrite (ours is ./cmd/pcprewrite)
+#   --tool TOOL pmlogextract (the default; ours is ./cmd/pcpextract),
+#               pmlogrewrite (./cmd/pcprewrite), pmlogsummary (./cmd/pcpsummary),
+#               pmlogreduce (./cmd/pcpreduce), pmdumplog or pmlogcheck
+#               (./cmd/pcpcat)
 #   TEST...     QA test numbers (default: every test that uses TOOL: the
 #               numbered scripts in the QA directory that name it, and the
 #               tests the "group" file puts in TOOL's group)
@@ -60,7 +62,7 @@ set -u
 prog=pcp-qa.sh
 warn() { echo "$prog: $*" >&2; }
 usage() {
-	warn "usage: $prog [--tool pmlogextract|pmlogrewrite] [-d] [-k DIR] [-t TIMEOUT] [TEST...]"
+	warn "usage: $prog [--tool pmlogextract|pmlogrewrite|pmlogsummary|pmlogreduce|pmdumplog|pmlogcheck] [-d] [-k DIR] [-t TIMEOUT] [TEST...]"
 	exit 2
 }
 
@@ -82,8 +84,9 @@ pmlogextract) ours=pcpextract ;;
 pmlogrewrite) ours=pcprewrite ;;
 pmlogsummary) ours=pcpsummary ;;
 pmlogreduce) ours=pcpreduce ;;
+pmdumplog | pmlogdump | pmlogcheck) ours=pcpcat ;;
 *)
-	warn "$tool: not a tool this script knows (pmlogextract, pmlogrewrite, pmlogsummary, pmlogreduce)"
+	warn "$tool: not a tool this script knows (pmlogextract, pmlogrewrite, pmlogsummary, pmlogreduce, pmdumplog, pmlogdump, pmlogcheck)"
 	usage
 	;;
 esac

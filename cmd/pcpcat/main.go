@@ -57,6 +57,14 @@ var opts = toolio.Opts{
 }
 
 func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
+	for _, name := range []string{"pmdumplog", "pmlogdump"} {
+		if len(args) > 0 && toolio.InvokedAs(args[0], name) {
+			return runDumplog(name, args, stdout, stderr)
+		}
+	}
+	if len(args) > 0 && toolio.InvokedAs(args[0], "pmlogcheck") {
+		return runLogcheck(args, stdout, stderr)
+	}
 	toolio.GuardFaults()
 	defer toolio.CatchPanic("pcpcat", stderr, &status)
 	app := toolio.App{

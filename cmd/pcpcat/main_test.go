@@ -6,7 +6,7 @@ import (
 	"github.com/pcptools/pcptools/internal/scripttest"
 )
 
-func TestMain(m *testing.M) { scripttest.Main(m, "pcpcat", "", run) }
+func TestMain(m *testing.M) { scripttest.Main(m, "pcpcat", "pmdumplog", run) }
 
 // TestScripts runs the command-line sessions in testdata/script: each file
 // is a whole pcpcat session with its expected output.
