@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/toolio"
+	"github.com/pcptools/pcptools/mmv"
+)
+
+// recordOpts are pmlogger's -t, -T and -s, and the shared writer options.
+var recordOpts = toolio.Opts{
+	{Name: "t", Aliases: []string{"interval"}, Value: "DURATION", Usage: "sample every `DURATION` (default 1s)"},
+	{Name: "T", Aliases: []string{"duration"}, Value: "DURATION", Usage: "stop after `DURATION`"},
+	{Name: "s", Aliases: []string{"samples"}, Value: "N", Kind: toolio.Int, Usage: "stop after `N` samples"},
+	{Name: "o", Aliases: []string{"output"}, Value: "ARCHIVE", Usage: "write the archive with base name `ARCHIVE`"},
+	toolio.OptVersion,
+	toolio.OptZstd,
+	toolio.OptXz,
+	toolio.OptNoSync,
+	toolio.OptOverwrite,
+}
+
+func record(args []string, stdin *os.File, stdout, stderr io.Writer) int {
+	app := toolio.App{
+		Name:      "pcpmmv record",
+		Usage:     "record MMV files into an archive, as pmlogger through pmcd and pmdammv would, with neither",
+		UsageText: "pcpmmv record [-t 1s] [-T DURATION | -s N] FILE|DIR -o ARCHIVE",
+		Opts:      recordOpts,
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 || c.String("o") == "" {
+				return toolio.Usagef("name one MMV file or directory, and -o ARCHIVE")
+			}
+			o := mmv.RecordOptions{Count: c.Int("s")}
+			var err error
+			if o.Interval, err = duration(c.String("t")); err != nil {
+				return err
+			}
+			if o.Duration, err = duration(c.String("T")); err != nil {
+				return err
+			}
+			warn := func(err error) { fmt.Fprintf(stderr, "pcpmmv: warning: %v\n", err) }
+			o.Writer = format.WriterOptions{Warn: warn}
+			if err := toolio.WriterFlags(c, &o.Writer); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			_, err = mmv.Record(ctx, &mmv.Sampler{Path: c.Args().First(), Warn: warn}, c.String("o"), o)
+			return err
+		},
+	}
+	return toolio.Exit("pcpmmv", app.Run(append([]string{"pcpmmv record"}, args...), stdin, stdout, stderr), stderr)
+}
+
+func duration(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err == nil && d <= 0 {
+		err = fmt.Errorf("not positive")
+	}
+	if err != nil {
+		return 0, toolio.Usagef("bad duration %q: %v", s, err)
+	}
+	return d, nil
+}

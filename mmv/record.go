@@ -1,0 +1,74 @@
+package mmv
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/stream"
+)
+
+// RecordOptions say how long and how often to sample.
+type RecordOptions struct {
+	Interval time.Duration // between samples (0: 1s)
+	Count    int           // stop after this many samples (0: no limit)
+	Duration time.Duration // stop after this long (0: no limit)
+	Hostname string        // for the archive label ("": os.Hostname)
+	Timezone string        // for the archive label ("": UTC)
+	Writer   format.WriterOptions
+}
+
+// Record samples s into the archive named output until the count or
+// duration is reached or ctx is done (SIGINT, SIGTERM): the archive is
+// then finished (index written, files renamed into place) as at a normal
+// end. On an error the partial archive is thrown away.
+func Record(ctx context.Context, s *Sampler, output string, o RecordOptions) (samples int, err error) {
+	if o.Interval <= 0 {
+		o.Interval = time.Second
+	}
+	if o.Hostname == "" {
+		o.Hostname, _ = os.Hostname()
+	}
+	if o.Timezone == "" {
+		o.Timezone = "UTC"
+	}
+	if o.Writer.Version == 0 {
+		o.Writer.Version = 3
+	}
+	w, err := format.Create(output, o.Writer)
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err != nil {
+			w.Abort()
+		}
+	}()
+	start := time.Now()
+	if err := w.Write(&stream.Label{Version: o.Writer.Version, PID: int32(os.Getpid()), Start: stream.FromTime(start),
+		Hostname: o.Hostname, Timezone: o.Timezone}); err != nil {
+		return 0, err
+	}
+	tick := time.NewTicker(o.Interval)
+	defer tick.Stop()
+	t := start
+	for {
+		if err := s.Sample(t, w.Write); err != nil {
+			return samples, err
+		}
+		samples++
+		if o.Count > 0 && samples >= o.Count {
+			break
+		}
+		if o.Duration > 0 && t.Add(o.Interval).Sub(start) > o.Duration {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return samples, w.Close()
+		case t = <-tick.C:
+		}
+	}
+	return samples, w.Close()
+}

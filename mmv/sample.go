@@ -1,0 +1,357 @@
+package mmv
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pcptools/pcptools/stream"
+)
+
+// Domain is pmdammv's PMDA domain number.
+const Domain = 70
+
+// Prefix is the first part of every name pmdammv exports.
+const Prefix = "mmv"
+
+// Sampler samples one MMV file, or every MMV file in a directory, and
+// turns what it reads into records as pmdammv presents the files through
+// pmcd: names mmv.<file>.<metric> (mmv.<metric> with FlagNoPrefix), PMIDs
+// 70.<cluster>.<item>, instance domains 70.<cluster<<11|serial>, elapsed
+// timers as 64-bit microsecond counters, one-line and help text.
+type Sampler struct {
+	Path  string           // an MMV file, or a directory of them
+	Warn  func(error)      // damaged or vanished files; nil: ignored
+	Tries int              // reads of a file in flux before it is skipped (0: 5)
+	Wait  time.Duration    // between those reads (0: 10ms)
+	Now   func() time.Time // for elapsed timers in progress (nil: time.Now)
+
+	gens   map[string]uint64 // last generation seen per file
+	descs  map[stream.PMID]*stream.Desc
+	indoms map[stream.InDomID]string // signature of the last InDom written
+	rb     stream.ResultBuilder
+	// buffers kept between samples
+	starts, fill []int
+	vals         []stream.Val
+	res          stream.Result
+}
+
+func (s *Sampler) warn(err error) {
+	if s.Warn != nil {
+		s.Warn(err)
+	}
+}
+
+// loaded is one file read in a sample.
+type loaded struct {
+	client  string
+	f       *File
+	cluster uint32
+}
+
+func (s *Sampler) files() []string {
+	st, err := os.Stat(s.Path)
+	if err != nil {
+		s.warn(err)
+		return nil
+	}
+	if !st.IsDir() {
+		return []string{s.Path}
+	}
+	ents, err := os.ReadDir(s.Path)
+	if err != nil {
+		s.warn(err)
+		return nil
+	}
+	var out []string
+	for _, e := range ents { // ReadDir sorts by name, as pmdammv's alphasort
+		if strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
+			continue
+		}
+		out = append(out, filepath.Join(s.Path, e.Name()))
+	}
+	return out
+}
+
+func (s *Sampler) load() []loaded {
+	tries, wait := s.Tries, s.Wait
+	if tries <= 0 {
+		tries = 5
+	}
+	if wait <= 0 {
+		wait = 10 * time.Millisecond
+	}
+	var out []loaded
+	used := map[uint32]bool{}
+	for _, p := range s.files() {
+		f, err := Read(p, tries, wait)
+		if err != nil {
+			s.warn(err)
+			continue
+		}
+		if !f.ProcessAlive() {
+			continue // pmdammv drops the files of processes that died
+		}
+		out = append(out, loaded{client: filepath.Base(p), f: f, cluster: f.Cluster})
+	}
+	// pmdammv honours a requested cluster and gives each file asking
+	// for none (0) the lowest cluster not yet used, in name order.
+	for i := range out {
+		if out[i].cluster == 0 {
+			c := uint32(1)
+			for used[c] {
+				c++
+			}
+			out[i].cluster = c
+		}
+		used[out[i].cluster] = true
+	}
+	return out
+}
+
+// Sample reads the files once and emits the records for time t: the
+// descriptions, texts and instance domains not yet emitted, a mark when a
+// file restarted with a new generation, then one result. The result's
+// body is reused by the next Sample: emit must not keep it.
+func (s *Sampler) Sample(t time.Time, emit func(stream.Record) error) error {
+	if s.descs == nil {
+		s.gens, s.descs, s.indoms = map[string]uint64{}, map[stream.PMID]*stream.Desc{}, map[stream.InDomID]string{}
+	}
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	ts := stream.FromTime(t)
+	files := s.load()
+	seen := map[string]uint64{}
+	restarted := false
+	for _, l := range files {
+		seen[l.client] = l.f.Generation
+		if g, ok := s.gens[l.client]; ok && g != l.f.Generation {
+			restarted = true
+		}
+	}
+	s.gens = seen
+	if restarted {
+		if err := emit(&stream.Mark{T: ts}); err != nil {
+			return err
+		}
+	}
+	s.rb.Reset()
+	if err := s.control(ts, len(files), emit); err != nil {
+		return err
+	}
+	names := map[string]bool{}
+	for _, l := range files {
+		if err := s.sampleFile(l, ts, now(), names, emit); err != nil {
+			return err
+		}
+	}
+	// the result's buffer is reused by the next sample: emit must write
+	// or copy it before it returns, as format's Writer does
+	if err := s.rb.Build(ts, &s.res); err != nil {
+		return err
+	}
+	return emit(&s.res)
+}
+
+// desc is the description pmdammv gives metric m of a file in cluster.
+func desc(m *Metric, cluster uint32, name string) *stream.Desc {
+	d := &stream.Desc{PMID: stream.NewPMID(Domain, cluster, m.Item), Type: stream.Type(m.Type),
+		Sem: stream.Sem(m.Semantics), Units: m.Units, InDom: stream.InDomNull, Names: []string{name}}
+	if m.Type == TypeElapsed {
+		d.Type, d.Sem, d.Units = stream.Type64, stream.SemCounter, stream.NewUnits(0, 1, 0, 0, 1, 0)
+	} else if d.Sem == 0 {
+		d.Sem = stream.SemCounter
+	}
+	if m.Indom != 0 {
+		d.InDom = stream.NewInDomID(Domain, cluster<<11|m.Indom)
+	}
+	return d
+}
+
+func (s *Sampler) sampleFile(l loaded, ts stream.Timestamp, now time.Time, names map[string]bool, emit func(stream.Record) error) error {
+	f := l.f
+	prefix := Prefix + "." + l.client + "."
+	if f.Flags&FlagNoPrefix != 0 {
+		prefix = Prefix + "."
+	}
+	ok := make([]bool, len(f.Metrics))
+	items := map[uint32]bool{}
+	for i := range f.Metrics {
+		m := &f.Metrics[i]
+		name := prefix + m.Name
+		if names[name] || items[m.Item] || m.Item > 0x3ff {
+			s.warn(fmt.Errorf("%s: metric %s (item %d): duplicate name or item, or item out of range: ignored", l.client, m.Name, m.Item))
+			continue
+		}
+		names[name], items[m.Item] = true, true
+		d := desc(m, l.cluster, name)
+		old, known := s.descs[d.PMID]
+		if known {
+			if old.Type != d.Type || old.Sem != d.Sem || old.Units != d.Units || old.InDom != d.InDom || old.Names[0] != name {
+				s.warn(fmt.Errorf("%s: metric %s: PMID %s was recorded with other metadata: ignored", l.client, name, d.PMID))
+				continue
+			}
+		} else {
+			d.T = ts
+			s.descs[d.PMID] = d
+			if err := emit(d); err != nil {
+				return err
+			}
+			for _, tx := range []struct {
+				typ  uint32
+				text string
+				has  bool
+			}{{stream.TextOneline, m.Short, m.HasShort}, {stream.TextHelp, m.Help, m.HasHelp}} {
+				if tx.has {
+					if err := emit(&stream.Text{T: ts, Type: tx.typ | stream.TextPMID, Ident: uint32(d.PMID), Text: tx.text}); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		ok[i] = true
+	}
+	for _, in := range f.Indoms {
+		id := stream.NewInDomID(Domain, l.cluster<<11|in.Serial)
+		insts, names := make([]int32, len(in.Instances)), make([]string, len(in.Instances))
+		var sig strings.Builder
+		for k, x := range in.Instances {
+			insts[k], names[k] = x.Internal, x.External
+			fmt.Fprintf(&sig, "%d\x00%s\x00", x.Internal, x.External)
+		}
+		if s.indoms[id] == sig.String() {
+			continue
+		}
+		s.indoms[id] = sig.String()
+		if err := emit(&stream.InDom{T: ts, InDom: id, Encoding: stream.InDomFull, Insts: insts, Names: names}); err != nil {
+			return err
+		}
+	}
+	// values grouped by metric, in metric order (a counting sort into a
+	// buffer kept between samples)
+	if cap(s.starts) < len(f.Metrics)+1 {
+		s.starts = make([]int, len(f.Metrics)+1)
+	}
+	starts := s.starts[:len(f.Metrics)+1]
+	clear(starts)
+	for _, v := range f.Values {
+		starts[v.Metric+1]++
+	}
+	for i := 1; i < len(starts); i++ {
+		starts[i] += starts[i-1]
+	}
+	if cap(s.vals) < len(f.Values) {
+		s.vals = make([]stream.Val, len(f.Values))
+	}
+	vals := s.vals[:len(f.Values)]
+	fill := s.fill[:0]
+	fill = append(fill, starts[:len(f.Metrics)]...)
+	s.fill = fill
+	for _, v := range f.Values {
+		if !ok[v.Metric] {
+			continue
+		}
+		m := &f.Metrics[v.Metric]
+		val, has := value(f, m, v, now)
+		if !has {
+			continue
+		}
+		val.Inst = stream.InstNull
+		if v.Instance >= 0 {
+			val.Inst = indomOf(f, m.Indom).Instances[v.Instance].Internal
+		}
+		vals[fill[v.Metric]] = val
+		fill[v.Metric]++
+	}
+	for mi := range f.Metrics {
+		if !ok[mi] || fill[mi] == starts[mi] {
+			continue
+		}
+		d := s.descs[stream.NewPMID(Domain, l.cluster, f.Metrics[mi].Item)]
+		s.rb.Add(d.PMID, d.Type, vals[starts[mi]:fill[mi]]...)
+	}
+	return nil
+}
+
+func indomOf(f *File, serial uint32) *Indom {
+	if f.lastIndom < len(f.Indoms) && f.Indoms[f.lastIndom].Serial == serial {
+		return &f.Indoms[f.lastIndom]
+	}
+	for i := range f.Indoms {
+		f.lastIndom = i
+		if f.Indoms[i].Serial == serial {
+			return &f.Indoms[i]
+		}
+	}
+	return &Indom{}
+}
+
+// value is what pmdammv fetches for one value slot; present is false for
+// FlagSentinel's "no value": integers with every bit set, empty strings.
+// (pmdammv compares floats with NaN, which never matches; so do we.)
+func value(f *File, m *Metric, v Value, now time.Time) (stream.Val, bool) {
+	sentinel := f.Flags&FlagSentinel != 0
+	switch m.Type {
+	case TypeI32, TypeI64:
+		if m.Type == TypeI32 {
+			return stream.Val{I: int64(int32(v.Bits))}, !sentinel || v.Bits != math.MaxUint64
+		}
+		return stream.Val{I: int64(v.Bits)}, !sentinel || v.Bits != math.MaxUint64
+	case TypeU32:
+		return stream.Val{U: uint64(uint32(v.Bits))}, !sentinel || v.Bits != math.MaxUint64
+	case TypeU64:
+		return stream.Val{U: v.Bits}, !sentinel || v.Bits != math.MaxUint64
+	case TypeFloat:
+		return stream.Val{F: float64(math.Float32frombits(uint32(v.Bits)))}, true
+	case TypeDouble:
+		return stream.Val{F: math.Float64frombits(v.Bits)}, true
+	case TypeString:
+		return stream.Val{S: v.String}, !sentinel || v.String != ""
+	case TypeElapsed:
+		if sentinel && v.Bits == math.MaxUint64 {
+			return stream.Val{}, false
+		}
+		return stream.Val{I: elapsed(int64(v.Bits), v.Extra, now)}, true
+	}
+	return stream.Val{}, false
+}
+
+// controls are pmdammv's own metrics, cluster 0, with its help texts.
+var controls = []struct{ name, oneline, help string }{
+	{"reload", "Control maps reloading", "Writing anything other then 0 to this metric will result in\nre-reading directory and re-mapping files.\n"},
+	{"debug", "Debug flag", "See pmdbg(1).  pmstore into this metric to change the debug value.\n"},
+	{"files", "Memory mapped file count", "Count of currently mapped and exported statistics files.\n"},
+}
+
+// control emits mmv.control.{reload,debug,files} as pmdammv presents them:
+// reload and debug are 0 (nothing here stores into them), files counts the
+// files mapped.
+func (s *Sampler) control(ts stream.Timestamp, nfiles int, emit func(stream.Record) error) error {
+	for i, c := range controls {
+		pmid := stream.NewPMID(Domain, 0, uint32(i))
+		if _, ok := s.descs[pmid]; !ok {
+			d := &stream.Desc{T: ts, PMID: pmid, Type: stream.Type32, Sem: stream.SemInstant,
+				InDom: stream.InDomNull, Names: []string{Prefix + ".control." + c.name}}
+			s.descs[pmid] = d
+			recs := []stream.Record{d,
+				&stream.Text{T: ts, Type: stream.TextOneline | stream.TextPMID, Ident: uint32(pmid), Text: c.oneline},
+				&stream.Text{T: ts, Type: stream.TextHelp | stream.TextPMID, Ident: uint32(pmid), Text: c.help}}
+			for _, r := range recs {
+				if err := emit(r); err != nil {
+					return err
+				}
+			}
+		}
+		v := int64(0)
+		if c.name == "files" {
+			v = int64(nfiles)
+		}
+		s.rb.Add(pmid, stream.Type32, stream.Val{I: v})
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package mmv
+
+import (
+	"context"
+
+	"github.com/pcptools/pcptools/format"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/pcptools/pcptools/stream"
+)
+
+type collector struct{ recs []stream.Record }
+
+func (c *collector) emit(r stream.Record) error {
+	if res, ok := r.(*stream.Result); ok {
+		r = res.Clone()
+	}
+	c.recs = append(c.recs, r)
+	return nil
+}
+
+func (c *collector) count(k stream.Kind) int {
+	n := 0
+	for _, r := range c.recs {
+		if r.Kind() == k {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSamplerLifecycle: files that appear, vanish and restart with a new
+// generation give new metadata, no values, and a mark.
+func TestSamplerLifecycle(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, s spec) {
+		if err := os.WriteFile(filepath.Join(dir, name), build(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var warned []error
+	s := &Sampler{Path: dir, Warn: func(err error) { warned = append(warned, err) }, Tries: 2, Wait: time.Millisecond}
+	c := &collector{}
+	t0 := time.Unix(1700000000, 0)
+	write("a", spec{version: 2, nm: 2, ni: 2, gen: 1, cluster: 3})
+	if err := s.Sample(t0, c.emit); err != nil {
+		t.Fatal(err)
+	}
+	// 3 control + 3 metrics of a
+	if n := c.count(stream.KindDesc); n != 6 {
+		t.Fatalf("%d descs after one file, want 6", n)
+	}
+	if c.count(stream.KindInDom) != 1 || c.count(stream.KindResult) != 1 || c.count(stream.KindMark) != 0 {
+		t.Fatalf("records %v", c.recs)
+	}
+	// b appears (cluster 0: assigned 1), a restarts with a new generation
+	write("b", spec{version: 1, nm: 1, ni: 1, gen: 7})
+	write("a", spec{version: 2, nm: 2, ni: 3, gen: 2, cluster: 3})
+	c.recs = nil
+	if err := s.Sample(t0.Add(time.Second), c.emit); err != nil {
+		t.Fatal(err)
+	}
+	if c.count(stream.KindMark) != 1 || c.recs[0].Kind() != stream.KindMark {
+		t.Errorf("no mark first for a restarted file: %v", c.recs)
+	}
+	if n := c.count(stream.KindDesc); n != 2 {
+		t.Errorf("%d new descs for b, want 2", n)
+	}
+	var ids []stream.PMID
+	for _, r := range c.recs {
+		if d, ok := r.(*stream.Desc); ok {
+			ids = append(ids, d.PMID)
+			if d.PMID.Cluster() != 1 || d.Names[0][:6] != "mmv.b." {
+				t.Errorf("b's metric %s %v: want cluster 1, name mmv.b.*", d.PMID, d.Names)
+			}
+		}
+	}
+	// a's indom changed (3 instances now): a new InDom record; b's is new
+	if n := c.count(stream.KindInDom); n != 2 {
+		t.Errorf("%d indom records, want 2", n)
+	}
+	// a vanishes, b is being written (generations differ): no crash, b
+	// is skipped with a warning, only the controls are sampled
+	os.Remove(filepath.Join(dir, "a"))
+	bad := build(spec{version: 1, nm: 1, ni: 1, gen: 7})
+	bad[16]++
+	os.WriteFile(filepath.Join(dir, "b"), bad, 0o644)
+	c.recs, warned = nil, nil
+	if err := s.Sample(t0.Add(2*time.Second), c.emit); err != nil {
+		t.Fatal(err)
+	}
+	if len(warned) != 1 || c.count(stream.KindResult) != 1 {
+		t.Errorf("warnings %v, records %v", warned, c.recs)
+	}
+}
+
+// TestSentinel: with FlagSentinel an integer with every bit set and an
+// empty string are "no value", as pmdammv fetches them.
+func TestSentinel(t *testing.T) {
+	f := &File{Flags: FlagSentinel}
+	m := &Metric{Type: TypeU64}
+	if _, ok := value(f, m, Value{Bits: ^uint64(0)}, time.Now()); ok {
+		t.Error("all-ones u64 is a value under FlagSentinel")
+	}
+	if _, ok := value(f, m, Value{Bits: 5}, time.Now()); !ok {
+		t.Error("5 is no value")
+	}
+	if _, ok := value(f, &Metric{Type: TypeString}, Value{}, time.Now()); ok {
+		t.Error("empty string is a value under FlagSentinel")
+	}
+	if _, ok := value(&File{}, m, Value{Bits: ^uint64(0)}, time.Now()); !ok {
+		t.Error("all-ones without FlagSentinel is no value")
+	}
+	// an elapsed timer in progress adds the time since it started
+	now := time.Unix(100, 0)
+	v, _ := value(&File{}, &Metric{Type: TypeElapsed}, Value{Bits: 10, Extra: -99_000_000}, now)
+	if v.I != 10+1_000_000 {
+		t.Errorf("elapsed in progress = %d, want %d", v.I, 10+1_000_000)
+	}
+}
+
+// TestRecordInterrupted: a recording ended by its context (SIGINT or
+// SIGTERM in pcpmmv) is a finished archive, files renamed into place.
+func TestRecordInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), build(spec{version: 3, nm: 3, ni: 2, gen: 1, labels: true}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "arch")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	n, err := Record(ctx, &Sampler{Path: filepath.Join(dir, "f")}, out, RecordOptions{Interval: time.Hour})
+	if err != nil || n != 1 {
+		t.Fatalf("Record: %d samples, %v", n, err)
+	}
+	if _, err := format.Open(out); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "*"))
+	if len(left) != 3 {
+		t.Errorf("files %v, want arch.0 arch.index arch.meta", left)
+	}
+}
