@@ -84,6 +84,7 @@ func TestMMVRecordMatchesPmlogger(t *testing.T) {
 	pmcd := exec.Command("/usr/lib/pcp/bin/pmcd", "-f", "-c", filepath.Join(d, "pmcd.conf"), "-n", filepath.Join(d, "root"),
 		"-l", filepath.Join(d, "pmcd.log"), "-i", "127.0.0.1", "-p", port, "-s", filepath.Join(d, "run", "pmcd.socket"))
 	pmcd.Env = env
+	pmcd.Dir = d // the PMDA writes its log (mmv.log) in pmcd's working directory
 	if err := pmcd.Start(); err != nil {
 		t.Fatal(err)
 	}
