@@ -1,0 +1,151 @@
+// Command pcpexport turns PCP archives, or a record stream on standard
+// input, into formats other tools analyse: a Parquet long table
+// (--parquet -o F.parquet), OpenMetrics text for promtool (--openmetrics),
+// or a Hive-partitioned Parquet dataset of many hosts' archives
+// (--dataset DIR). docs/export.md describes them.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pcptools/pcptools/dump"
+	"github.com/pcptools/pcptools/export"
+	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/toolio"
+)
+
+func main() { toolio.Main(run) }
+
+var opts = toolio.Opts{
+	{Name: "parquet", Usage: "write a Parquet long table (time, metric, instance, value) to -o FILE"},
+	{Name: "openmetrics", Usage: "write OpenMetrics text (for promtool tsdb create-blocks-from openmetrics) to -o FILE or standard output"},
+	{Name: "dataset", Value: "DIR", Usage: "export folios or directories of archives to a Hive-partitioned Parquet dataset in `DIR`"},
+	{Name: "o", Aliases: []string{"output"}, Value: "FILE", Usage: "the output file"},
+	{Name: "j", Aliases: []string{"jobs"}, Value: "N", Kind: toolio.Int, Usage: "with --dataset: `N` hosts at once (default: one per CPU)"},
+	{Name: "force", Usage: "with --dataset: redo files whose archive has not changed"},
+	toolio.OptStart,
+	toolio.OptFinish,
+}
+
+func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
+	toolio.GuardFaults()
+	defer toolio.CatchPanic("pcpexport", stderr, &status)
+	app := toolio.App{
+		Name:  "pcpexport",
+		Usage: "export PCP archives as Parquet or OpenMetrics",
+		UsageText: "pcpexport --parquet -o OUT.parquet ARCHIVE|- [metricname ...]\n" +
+			"   pcpexport --openmetrics [-o OUT] ARCHIVE|- [metricname ...]\n" +
+			"   pcpexport --dataset DIR FOLIO|DIR|ARCHIVE ...",
+		Opts: opts,
+		Action: func(c *cli.Context) error {
+			return action(c, stdin, stdout, stderr)
+		},
+	}
+	return toolio.Exit("pcpexport", app.Run(args, stdin, stdout, stderr), stderr)
+}
+
+func warner(stderr io.Writer) func(error) {
+	return func(err error) { fmt.Fprintf(stderr, "pcpexport: warning: %v\n", err) }
+}
+
+func action(c *cli.Context, stdin *os.File, stdout, stderr io.Writer) error {
+	modes := 0
+	for _, m := range []bool{c.Bool("parquet"), c.Bool("openmetrics"), c.String("dataset") != ""} {
+		if m {
+			modes++
+		}
+	}
+	if modes != 1 {
+		return toolio.UsageError{Msg: "choose one of --parquet, --openmetrics and --dataset"}
+	}
+	dopts := dump.Options{Start: c.String("S"), Finish: c.String("T")}
+	if dir := c.String("dataset"); dir != "" {
+		if c.NArg() == 0 {
+			return toolio.UsageError{Msg: "--dataset needs folios, directories or archives to export"}
+		}
+		return dataset(c, dir, dopts, stderr)
+	}
+	args := c.Args().Slice()
+	if len(args) == 0 {
+		return toolio.UsageError{Msg: "name an archive, or - for a stream on standard input"}
+	}
+	name, metrics := args[0], args[1:]
+	dopts.Metrics = metrics
+	a, cleanup, err := open(name, stdin, stderr)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	out := c.String("o")
+	if c.Bool("parquet") {
+		if out == "" || out == "-" {
+			return toolio.UsageError{Msg: "--parquet needs -o FILE (Parquet is written to a file, not a pipe)"}
+		}
+		_, err := export.Parquet(out, a, dopts)
+		return err
+	}
+	w := stdout
+	if out != "" && out != "-" {
+		return openMetricsFile(out, a, dopts)
+	}
+	_, _, err = export.OpenMetrics(w, a, dopts)
+	return err
+}
+
+// open opens an archive, or spills the stream on standard input ("-") to a
+// temporary one.
+func open(name string, stdin *os.File, stderr io.Writer) (*format.Archive, func(), error) {
+	if name != "-" {
+		a, err := format.Open(name, format.WithWarn(warner(stderr)))
+		return a, func() {}, err
+	}
+	dir, err := os.MkdirTemp("", "pcpexport-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	a, err := toolio.Spill(nil, stdin, dir, "input", format.WriterOptions{}, warner(stderr))
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return a, cleanup, nil
+}
+
+// openMetricsFile writes the text beside out and renames it into place.
+func openMetricsFile(out string, a *format.Archive, dopts dump.Options) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(out), ".pcpexport.tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	if _, _, err = export.OpenMetrics(f, a, dopts); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), out)
+}
+
+func dataset(c *cli.Context, dir string, dopts dump.Options, stderr io.Writer) error {
+	o := export.DatasetOptions{
+		Jobs: c.Int("j"), Force: c.Bool("force"), Dump: dopts, Warn: warner(stderr),
+		Report: func(host string, err error) { fmt.Fprintf(stderr, "pcpexport: host %s: %v\n", host, err) },
+	}
+	// A failed host was reported as it failed; the error says how many.
+	return export.Dataset(dir, c.Args().Slice(), o)
+}
