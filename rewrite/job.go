@@ -108,9 +108,10 @@ func (j *Job) Run(stdin *os.File, stdout io.Writer) error {
 			return err
 		}
 	} else {
-		if src.index != nil {
-			// pmlogrewrite's index follows the input's; a stream has
-			// none, and the writer then makes its own.
+		if !src.stream {
+			// pmlogrewrite's index follows the input's (an archive
+			// with no usable index included); a stream has none, and
+			// the writer then makes its own.
 			place = newIndexPlacer(rw)
 			wopts.ManualIndex, wopts.RecordHook = true, place.hook
 		}
@@ -237,6 +238,7 @@ type source struct {
 	meta    *format.Metadata
 	version int
 	index   []format.IndexEntry // nil for a stream
+	stream  bool                // read from a stream, not an archive
 	it      stream.Iterator
 	base    string // the archive's base name, for -i
 	closers []func()

@@ -35,7 +35,7 @@ func (j *Job) openStream(stdin *os.File) (*source, error) {
 		return src, err
 	}
 	if ok {
-		src.meta, src.version, src.it = meta, meta.Label.Version, it
+		src.meta, src.version, src.it, src.stream = meta, meta.Label.Version, it, true
 		return src, nil
 	}
 	dir, err := os.MkdirTemp("", "pcprewrite-")
