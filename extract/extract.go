@@ -105,6 +105,7 @@ type Options struct {
 // Bounds returns the earliest label start of the archives, and the latest
 // archive end (ok false when no archive has data).
 func Bounds(archives []*format.Archive) (start, end stream.Timestamp, ok bool, err error) {
+	format.FindEnds(archives)
 	for i, a := range archives {
 		if a == nil {
 			continue
@@ -138,6 +139,7 @@ type input struct {
 	it      stream.Iterator
 	closer  interface{ Close() error }
 	inline  bool // metadata arrives in the data stream
+	warmed  bool // its first volume was warmed (warmNext)
 	label   stream.Label
 	state   inState
 	mark    bool // the pending record is an input <mark>
@@ -241,6 +243,11 @@ func New(inputs []Input, opts Options) (*Extractor, error) {
 		names = append(names, in.Name)
 	}
 	e.store = newMetaStore(names, opts.Select, opts.SkipConflicts, opts.Warn)
+	var archives []*format.Archive
+	for _, in := range inputs {
+		archives = append(archives, in.Archive)
+	}
+	format.FindEnds(archives)
 	var metaIts []stream.CloserIterator
 	defer func() {
 		for _, m := range metaIts {
@@ -658,6 +665,7 @@ func (e *Extractor) step() error {
 		if err := e.unpark(pick); err != nil {
 			return err
 		}
+		e.warmNext()
 	}
 	if !e.started && len(e.carry) > 0 && !e.carried && e.winS.Before(now) {
 		// The values of discrete metrics at the window's start go first.

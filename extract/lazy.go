@@ -214,3 +214,34 @@ func (in *input) key() stream.Timestamp {
 	}
 	return in.res.T
 }
+
+// warmNext has the parked archive inputs likely to be unparked next (the
+// two earliest among the heap's entries after the top: the second and
+// third smallest keys are among its first seven) start decoding their
+// first volumes, when those are compressed: archives that follow one
+// another in time are read one at a time, and the next ones' first blocks
+// then decode on other cores while this one is read
+// (format.Archive.Warm); two ahead, because decoding a block takes longer
+// than merging it. A window's start may lie anywhere in an archive: with
+// one, nothing is warmed.
+func (e *Extractor) warmNext() {
+	if e.opts.HasStart {
+		return
+	}
+	var first, second *heapEnt
+	for k := 1; k < 7 && k < len(e.h); k++ {
+		ent := &e.h[k]
+		switch {
+		case first == nil || ent.before(*first):
+			first, second = ent, first
+		case second == nil || ent.before(*second):
+			second = ent
+		}
+	}
+	for _, ent := range []*heapEnt{first, second} {
+		if ent != nil && ent.in.parked && ent.in.arch != nil && !ent.in.warmed {
+			ent.in.warmed = true
+			ent.in.arch.Warm()
+		}
+	}
+}

@@ -90,6 +90,8 @@ type Archive struct {
 	indexRan bool
 	statOnce sync.Once
 	stat     os.FileInfo // of the .meta file, for SameAs
+	spareMu  sync.Mutex
+	spares   *spareFiles // volumes End decoded the tail of (reader_spare.go)
 }
 
 // Label returns the archive label, as found in the .meta file (Vol is -1).

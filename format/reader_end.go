@@ -1,6 +1,11 @@
 package format
 
-import "github.com/pcptools/pcptools/stream"
+import (
+	"runtime"
+	"sync"
+
+	"github.com/pcptools/pcptools/stream"
+)
 
 // End returns the time of the archive's last data record (a result or a
 // <mark>), as libpcp's __pmGetArchiveEnd finds it; ok is false when the
@@ -16,7 +21,7 @@ func (a *Archive) End() (t stream.Timestamp, ok bool, err error) {
 
 func (a *Archive) findEnd() (stream.Timestamp, bool, error) {
 	scan := func(opts ...RecordsOption) (stream.Timestamp, bool, error) {
-		it := a.Records(append(opts, DataOnly(), BufferSize(64<<10))...)
+		it := a.Records(append(opts, DataOnly(), BufferSize(64<<10), parkVolumes())...)
 		defer it.Close()
 		var last stream.Timestamp
 		found := false
@@ -39,4 +44,40 @@ func (a *Archive) findEnd() (stream.Timestamp, bool, error) {
 		return t, true, nil
 	}
 	return t, ok, err
+}
+
+// FindEnds finds the End of every archive in archives (nil entries are
+// skipped), several at once: finding an end decodes the tail of the last
+// volume, which for a compressed archive is a whole block (10 MiB for
+// pmlogger_daily's xz), and a merge needs every input's. The answers are
+// remembered, so End then returns at once.
+func FindEnds(archives []*Archive) {
+	workers := min(runtime.GOMAXPROCS(0), len(archives))
+	if workers <= 1 {
+		return
+	}
+	next := make(chan *Archive)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for a := range next {
+				a.End()
+			}
+		}()
+	}
+	for _, a := range archives {
+		if a != nil {
+			next <- a
+		}
+	}
+	close(next)
+	wg.Wait()
+}
+
+// parkVolumes makes Records leave each compressed volume it closes open
+// for the next reader of it (reader_spare.go).
+func parkVolumes() RecordsOption {
+	return func(o *recordsOptions) { o.park = true }
 }

@@ -20,6 +20,7 @@ type recordsOptions struct {
 	bufSize  int
 	streamed bool
 	noAhead  bool
+	park     bool // leave compressed volumes open for the next reader (reader_spare.go)
 }
 
 // Streamed makes Records read plain data volumes through a buffer, as it
@@ -117,6 +118,8 @@ type archiveIter struct {
 
 	// The data cursor: dpend (&res or &mark) is read and not yet emitted.
 	df        rdFile
+	dpath     string // df's path
+	spared    bool   // df was a spare file (reader_spare.go)
 	dr        recReader
 	ahead     *aheadChecker // checks the mapped volume ahead of dr; nil if none
 	aheadWait bool          // start ahead once the reader is past volStart
@@ -230,6 +233,10 @@ func (it *archiveIter) closeData() error {
 		it.ahead = nil
 	}
 	if it.df == nil {
+		return nil
+	}
+	if (it.opt.park || it.spared && !it.dr.eof) && it.a.park(it.dpath, it.df) {
+		it.df = nil
 		return nil
 	}
 	err := it.df.Close()
@@ -423,11 +430,15 @@ func (a *Archive) readMetaRecord(rr *recReader) (stream.Record, int64, error) {
 // (or at the seek offset).
 func (it *archiveIter) openVolume(i int) error {
 	v := it.a.vols[i]
-	f, err := openFile(v.path)
-	if err != nil {
-		return err
+	f := it.a.takeSpare(v.path)
+	it.spared = f != nil
+	if f == nil {
+		var err error
+		if f, err = openFile(v.path); err != nil {
+			return err
+		}
 	}
-	it.df = f
+	it.df, it.dpath = f, v.path
 	vl, err := readLabel(f, v.path, int32(v.num))
 	if err != nil {
 		return err

@@ -157,3 +157,25 @@ var (
 	_ File   = (*plainFile)(nil)
 	_ Mapper = (*plainFile)(nil)
 )
+
+// Warmer is implemented by files made of independently decoded blocks
+// (xz, seekable zstd): Warm starts decoding, in the background, the block
+// that holds offset off, unless it is cached or under way, so that a
+// reader that comes to it later finds it decoded.
+type Warmer interface {
+	Warm(off int64)
+}
+
+// Warm implements Warmer for a file whose source is made of segments; for
+// others it does nothing.
+func (f *file) Warm(off int64) {
+	s, ok := f.src.(*segSource)
+	if !ok || off < 0 || off >= f.size {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.prefetch(s.find(off))
+	}
+}
