@@ -18,9 +18,9 @@
 # compresses archives: `xz -0 --block-size=10MiB` on the volumes and the
 # .meta (made on first use, next to the originals, with -xz added to the
 # name).
-# Our side of a row runs only if the binary it names exists in ./bin (make
-# build; BENCH_BIN=dir to use other builds); otherwise the row shows PCP
-# alone.
+# Our side runs the tools in ./bin, which the script builds from the tree
+# first (BENCH_BIN=dir to time other builds, as they are); a row whose
+# binary is not there shows PCP alone.
 #
 # Method: every command runs under GNU time (/usr/bin/time: wall seconds,
 # user+system CPU seconds, peak RSS) via `bash -c`, after the inputs have been read
@@ -66,6 +66,12 @@ fi
 PMLOGEXTRACT=$PCP_BINADM_DIR/pmlogextract
 PMDUMPLOG=$PCP_BIN_DIR/pmdumplog
 BIN=${BENCH_BIN:-$ROOT/bin}
+if [ -z "${BENCH_BIN:-}" ]; then
+	# Measure the tree as it is: a ./bin left from an earlier build would
+	# be timed under the new code's name.
+	echo "bench.sh: building ./bin" >&2
+	(cd "$ROOT" && mkdir -p bin && go build -o bin/ ./cmd/...) || exit 1
+fi
 
 DATA=$ROOT/bench/data
 OUT=${BENCH_OUT:-$DATA/out}
