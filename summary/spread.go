@@ -34,6 +34,10 @@ type spread struct {
 	m2    float64
 	sk    *ddsketch.DDSketch
 	wants bool
+	// A run of equal values goes into the sketch at once, with its count
+	// (a sketch's Add takes a logarithm): archives hold long runs of one
+	// value (zeros, constants, counters that do not move).
+	runV, runN float64
 }
 
 func (p *spread) add(v float64) {
@@ -45,13 +49,27 @@ func (p *spread) add(v float64) {
 	p.mean += d / p.n
 	p.m2 += d * (v - p.mean)
 	if p.wants {
-		if p.sk == nil {
-			p.sk, _ = ddsketch.LogCollapsingLowestDenseDDSketch(SketchAccuracy, sketchBins)
+		if p.runN > 0 && v == p.runV {
+			p.runN++
+			return
 		}
-		if p.sk != nil {
-			_ = p.sk.Add(v) // (a value past ±1e308 is left out of the sketch)
-		}
+		p.flush()
+		p.runV, p.runN = v, 1
 	}
+}
+
+// flush adds the pending run of equal values to the sketch.
+func (p *spread) flush() {
+	if p.runN == 0 {
+		return
+	}
+	if p.sk == nil {
+		p.sk, _ = ddsketch.LogCollapsingLowestDenseDDSketch(SketchAccuracy, sketchBins)
+	}
+	if p.sk != nil {
+		_ = p.sk.AddWithCount(p.runV, p.runN) // (a value past ±1e308 is left out of the sketch)
+	}
+	p.runN = 0
 }
 
 // stddev is the population standard deviation; NaN without values.
@@ -69,6 +87,7 @@ type Percentile struct {
 }
 
 func (p *spread) percentiles(ps []float64) []Percentile {
+	p.flush()
 	out := make([]Percentile, len(ps))
 	for i, q := range ps {
 		out[i] = Percentile{P: q, Value: math.NaN()}
