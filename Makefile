@@ -7,6 +7,8 @@
 #   make demo     a short tour of the tools (scripts/demo.sh)
 #   make fuzz     run every Fuzz* target for FUZZTIME each
 #   make bench    Go benchmarks, then the comparison with PCP (scripts/bench.sh)
+#   make install  the tools, man pages and completion under PREFIX (DESTDIR honoured)
+#   make install-compat  also a directory of symlinks under PCP's tools' names
 #   make clean    remove ./bin;  make distclean  also the generated bench data
 
 SHELL := bash
@@ -25,7 +27,7 @@ BENCHFLAGS ?=
 # directory exists.
 CMDS := $(patsubst cmd/%/,%,$(wildcard cmd/*/))
 
-.PHONY: all build deps check fmt-check vet test demo fuzz bench clean distclean
+.PHONY: all build deps check fmt-check vet test demo fuzz bench clean distclean install install-compat
 
 all: build
 
@@ -84,6 +86,15 @@ fuzz:
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem $(BENCHFLAGS) ./...
 	scripts/bench.sh
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+install: build
+	scripts/install.sh --bin bin --prefix $(PREFIX) --destdir "$(DESTDIR)"
+
+install-compat: build
+	scripts/install.sh --bin bin --prefix $(PREFIX) --destdir "$(DESTDIR)" --compat
 
 clean:
 	rm -rf bin

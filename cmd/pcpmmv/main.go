@@ -24,6 +24,9 @@ const usage = `usage: pcpmmv dump FILE
 func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	toolio.GuardFaults()
 	defer toolio.CatchPanic("pcpmmv", stderr, &status)
+	if done, err := toolio.GenerateFromUsage("pcpmmv", "read and record MMV files", usage, stdout); done {
+		return toolio.StatusOf(err, "pcpmmv", stderr)
+	}
 	if len(args) < 2 {
 		fmt.Fprintln(stderr, usage)
 		return 2

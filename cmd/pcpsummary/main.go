@@ -68,6 +68,12 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	prog, compat := toolio.Names(args, "pcpsummary", "pmlogsummary")
 	toolio.GuardFaults()
 	defer toolio.CatchPanic(prog, stderr, &status)
+	if !compat {
+		if done, err := toolio.GenerateFromUsage(prog, "statistics per metric and instance of PCP archives (pmlogsummary's and more)",
+			fmt.Sprintf(usageText, prog)+ownUsage, stdout); done {
+			return toolio.StatusOf(err, prog, stderr)
+		}
+	}
 	usage := func(msg string) int {
 		if msg != "" {
 			fmt.Fprintln(stderr, msg)

@@ -183,6 +183,9 @@ func (a App) Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 		Flags:                  a.Opts.Flags(a.Compat),
 		Action:                 a.Action,
 	}
+	if what := os.Getenv(GenerateEnv); what != "" && !a.Compat {
+		return generate(app, what, stdout)
+	}
 	if a.Compat {
 		// PCP's getopt: option values may follow their letter directly.
 		args = SplitGetopt(args, a.Opts.Getopt())
