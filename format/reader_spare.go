@@ -143,3 +143,13 @@ func (a *Archive) Warm() {
 		f.Close()
 	}
 }
+
+// DataSize is the decompressed size of the archive's data volumes, as
+// they were at Open: what a copy of it reads, for a progress display.
+func (a *Archive) DataSize() int64 {
+	var n int64
+	for _, v := range a.vols {
+		n += v.size
+	}
+	return n
+}

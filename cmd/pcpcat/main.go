@@ -33,6 +33,7 @@ var opts = toolio.Opts{
 	{Name: "volume-records", Value: "N", Kind: toolio.Int, Usage: "start a new volume every `N` records"},
 	{Name: "volume-size", Value: "SIZE", Usage: "start a new volume before `SIZE` bytes (e.g. 100MiB)"},
 	{Name: "check", Usage: "check archive integrity like pmlogcheck; exit 1 if anything is wrong"},
+	{Name: "q", Aliases: []string{"quiet"}, Usage: "no progress display (a copy shows one when standard error is a terminal)"},
 	{Name: "w", Usage: "with --check: do not report counter wraps"},
 	{Name: "json", Usage: "dump one JSON object per record"},
 	{Name: "csv", Usage: "dump one CSV row per sample: time, metric, instance, value"},
@@ -154,7 +155,7 @@ func action(c *cli.Context, xcount int, stdin *os.File, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	return copyArchives(archives, out, opts, stdin, stdout, stderr)
+	return copyArchives(archives, out, opts, c.Bool("q"), stdin, stdout, stderr)
 }
 
 func isTerminal(w io.Writer) bool {
@@ -180,7 +181,7 @@ func writerOptions(c *cli.Context, stderr io.Writer) (format.WriterOptions, erro
 	return o, nil
 }
 
-func copyArchives(names []string, out string, opts format.WriterOptions, stdin *os.File, stdout, stderr io.Writer) error {
+func copyArchives(names []string, out string, opts format.WriterOptions, quiet bool, stdin *os.File, stdout, stderr io.Writer) error {
 	var ropts []format.RecordsOption
 	if out != "" {
 		// A copy does next to nothing per record, and the writer has a
@@ -197,5 +198,9 @@ func copyArchives(names []string, out string, opts format.WriterOptions, stdin *
 	if err != nil {
 		return err
 	}
-	return toolio.Copy(in.Iter, sink)
+	var total int64
+	for _, a := range in.Archives {
+		total += a.DataSize()
+	}
+	return toolio.CopyShowing(in.Iter, sink, toolio.StartProgress(stderr, total, quiet))
 }

@@ -227,6 +227,12 @@ func (s *pipeSink) Abort(err error)               { _ = s.w.Fail(err) }
 // asked, never an iterator under it: a stage that filters records must not
 // pass on metadata it may have dropped.
 func Copy(it stream.Iterator, sink Sink) error {
+	return CopyShowing(it, sink, nil)
+}
+
+// CopyShowing is Copy, counting each record in pr (nil: none).
+func CopyShowing(it stream.Iterator, sink Sink, pr *Progress) (err error) {
+	defer func() { pr.Done(err == nil) }()
 	defer AbortOnPanic(sink)
 	ms, _ := it.(pipe.MetadataSource)
 	ps, _ := sink.(*pipeSink)
@@ -244,6 +250,7 @@ func Copy(it stream.Iterator, sink Sink) error {
 			}
 			ms = nil
 		}
+		pr.Record(it.At())
 		if err := sink.Write(it.At()); err != nil {
 			sink.Abort(err)
 			return err

@@ -1,0 +1,59 @@
+package interop
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestProgress: a copy whose standard error is a terminal (a pseudo-
+// terminal from script(1)) shows its progress, bytes, records and a
+// finish; the same copy with -q, or with standard error in a file, shows
+// none, and the archive written is the same.
+func TestProgress(t *testing.T) {
+	needPCP(t)
+	if _, err := exec.LookPath("script"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("script(1) (util-linux) is required in CI: %v", err)
+		}
+		t.Skip("no script(1)")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(qaDir, "20041125")
+	inPty := func(out string, args ...string) string {
+		t.Helper()
+		cmd := ours("pcpcat") + " --no-sync " + strings.Join(args, " ") + " " + src + " -o " + filepath.Join(dir, out)
+		ts := filepath.Join(dir, out+".typescript")
+		r := run(time.Minute, nil, "script", "-qec", "stty cols 120 rows 40; "+cmd, ts)
+		if r.code != 0 {
+			t.Fatalf("script %s: %d %s%s", cmd, r.code, r.stdout, r.stderr)
+		}
+		b, err := os.ReadFile(ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	shown := inPty("tty")
+	if !strings.Contains(shown, "records") || !strings.Contains(shown, "done") || !strings.Contains(shown, "KiB") {
+		t.Errorf("no progress on a terminal:\n%s", shown)
+	}
+	if quiet := inPty("quiet", "-q"); strings.Contains(quiet, "records") {
+		t.Errorf("progress with -q:\n%s", quiet)
+	}
+	r := run(time.Minute, nil, ours("pcpcat"), "--no-sync", src, "-o", filepath.Join(dir, "file"))
+	if r.code != 0 || r.stderr != "" || r.stdout != "" {
+		t.Errorf("into a file: %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	for _, s := range []string{".0", ".meta", ".index"} {
+		a, _ := os.ReadFile(filepath.Join(dir, "tty"+s))
+		b, _ := os.ReadFile(filepath.Join(dir, "file"+s))
+		// The label holds the writer's PID: compare the rest.
+		if len(a) != len(b) || len(a) < 16 || string(a[16:]) != string(b[16:]) {
+			t.Errorf("%s differs between the copies on a terminal and into a file", s)
+		}
+	}
+}
