@@ -47,6 +47,7 @@ type Settings struct {
 	Stderr      io.Writer
 	NoteOut     io.Writer
 	Quiet       bool // no zone note (folio jobs)
+	NoProgress  bool // no progress display (-q; PCP's name)
 	WarnPrefix  string
 }
 
@@ -149,8 +150,17 @@ func (s *Settings) Merge(j Job) (err error) {
 		return err
 	}
 	defer toolio.AbortOnPanic(sink)
+	var total int64
+	for _, a := range archives {
+		total += a.DataSize()
+	}
+	// One display at a time: a folio's hosts run as parallel jobs.
+	pr := toolio.StartProgress(s.Stderr, total, s.NoProgress || s.Quiet)
+	done := false
+	defer func() { pr.Done(done) }()
 	n := 0
 	for x.Next() {
+		pr.Record(x.At())
 		if err := sink.Write(x.At()); err != nil {
 			sink.Abort(err)
 			return err
@@ -176,7 +186,9 @@ func (s *Settings) Merge(j Job) (err error) {
 		sink.Abort(err)
 		return err
 	}
-	return sink.Close()
+	err = sink.Close()
+	done = err == nil
+	return err
 }
 
 // openInput opens a command-line input: an archive (by any of its names),

@@ -48,6 +48,17 @@ func TestProgress(t *testing.T) {
 	if r.code != 0 || r.stderr != "" || r.stdout != "" {
 		t.Errorf("into a file: %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
+	// pcpextract shows it too; under pmlogextract's name, never.
+	ts := filepath.Join(dir, "x.typescript")
+	x := run(time.Minute, nil, "script", "-qec", "stty cols 120 rows 40; "+ours("pcpextract")+" --no-sync "+src+" -o "+filepath.Join(dir, "x"), ts)
+	if b, _ := os.ReadFile(ts); x.code != 0 || !strings.Contains(string(b), "records") {
+		t.Errorf("pcpextract on a terminal: %d, no progress:\n%s", x.code, b)
+	}
+	pts := filepath.Join(dir, "p.typescript")
+	p := run(time.Minute, nil, "script", "-qec", "stty cols 120 rows 40; "+ours("pmlogextract")+" "+src+" "+filepath.Join(dir, "p"), pts)
+	if b, _ := os.ReadFile(pts); p.code != 0 || strings.Contains(string(b), "records") {
+		t.Errorf("pmlogextract's name on a terminal: %d, progress shown:\n%s", p.code, b)
+	}
 	for _, s := range []string{".0", ".meta", ".index"} {
 		a, _ := os.ReadFile(filepath.Join(dir, "tty"+s))
 		b, _ := os.ReadFile(filepath.Join(dir, "file"+s))

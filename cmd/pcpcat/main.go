@@ -33,7 +33,7 @@ var opts = toolio.Opts{
 	{Name: "volume-records", Value: "N", Kind: toolio.Int, Usage: "start a new volume every `N` records"},
 	{Name: "volume-size", Value: "SIZE", Usage: "start a new volume before `SIZE` bytes (e.g. 100MiB)"},
 	{Name: "check", Usage: "check archive integrity like pmlogcheck; exit 1 if anything is wrong"},
-	{Name: "q", Aliases: []string{"quiet"}, Usage: "no progress display (a copy shows one when standard error is a terminal)"},
+	toolio.OptQuiet,
 	{Name: "w", Usage: "with --check: do not report counter wraps"},
 	{Name: "json", Usage: "dump one JSON object per record"},
 	{Name: "csv", Usage: "dump one CSV row per sample: time, metric, instance, value"},

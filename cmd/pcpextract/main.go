@@ -42,6 +42,7 @@ var opts = toolio.Opts{
 	toolio.OptXz,
 	toolio.OptNoSync,
 	toolio.OptOverwrite,
+	toolio.OptQuiet,
 	{Name: "no-carry", Native: true, Usage: "with -S, do not carry the values of discrete metrics logged before the window to its start"},
 }
 
@@ -85,6 +86,7 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 		return toolio.Usagef("-s %d: the number of samples must be positive", c.Int("s"))
 	}
 	s.Desperate = c.Bool("d")
+	s.NoProgress = compat || c.Bool("q")
 	s.Writer = format.WriterOptions{StartAtFirstRecord: true, DeltaInDoms: true, IndexRepeats: true}
 	if err := toolio.WriterFlags(c, &s.Writer); err != nil {
 		return err

@@ -27,6 +27,10 @@ type Progress struct {
 	start   time.Time
 }
 
+// OptQuiet turns the progress display off.
+var OptQuiet = Opt{Name: "q", Aliases: []string{"quiet"}, Native: true,
+	Usage: "no progress display (shown on standard error when it is a terminal)"}
+
 // IsTerminal reports whether w is a terminal.
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
