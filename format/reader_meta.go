@@ -35,17 +35,7 @@ func (a *Archive) loadMeta() (*Metadata, error) {
 	}
 	var rr recReader
 	rr.reset(f, a.metaPath, int64(LabelSize(a.label.Version)), metaBufSize, f.Size(), false)
-	m := &Metadata{
-		Label:    a.label,
-		ByPMID:   map[stream.PMID]*stream.Desc{},
-		Resolved: map[stream.InDomID][]*stream.InstanceSet{},
-	}
-	tr := stream.NewInDomTracker()
-	type versionKey struct {
-		id stream.InDomID
-		t  stream.Timestamp
-	}
-	byTime := map[versionKey][]*stream.InstanceSet{}
+	b := newMetaBuilder(a.label)
 	last := a.label.Start
 	for {
 		r, off, err := a.readMetaRecord(&rr)
@@ -56,41 +46,110 @@ func (a *Archive) loadMeta() (*Metadata, error) {
 			return nil, err
 		}
 		switch r := r.(type) {
-		case *stream.Desc:
-			r.T = last
-			m.Descs = append(m.Descs, r)
-			if old, ok := m.ByPMID[r.PMID]; !ok {
-				m.ByPMID[r.PMID] = r
-			} else if old.Type != r.Type || old.InDom != r.InDom || old.Sem != r.Sem || old.Units != r.Units {
-				a.warnf(&FormatError{File: a.metaPath, Offset: off, Msg: fmt.Sprintf("descriptor of %s changes (type %d→%d, indom %s→%s, sem %d→%d, units %#x→%#x); the first is used",
-					r.PMID, old.Type, r.Type, old.InDom, r.InDom, old.Sem, r.Sem, uint32(old.Units), uint32(r.Units))})
-			}
-		case *stream.InDom:
-			last = r.T
-			m.InDoms = append(m.InDoms, r)
-			s, err := tr.Apply(r)
-			if err != nil {
-				return nil, &FormatError{File: a.metaPath, Offset: off, Msg: err.Error()}
-			}
-			k := versionKey{r.InDom, s.T}
-			if !hasSet(byTime[k], s) {
-				byTime[k] = append(byTime[k], s)
-				m.Resolved[r.InDom] = append(m.Resolved[r.InDom], s)
-			}
-		case *stream.LabelSet:
-			last = r.T
-			m.LabelSets = append(m.LabelSets, r)
-		case *stream.Text:
-			r.T = last
-			m.Texts = append(m.Texts, r)
+		case *stream.Desc, *stream.Text:
+			setTime(r, last)
+		case *stream.InDom, *stream.LabelSet:
+			last = r.Time()
+		}
+		old, err := b.add(r)
+		if err != nil {
+			return nil, &FormatError{File: a.metaPath, Offset: off, Msg: err.Error()}
+		}
+		if r, ok := r.(*stream.Desc); ok && old != nil {
+			a.warnf(&FormatError{File: a.metaPath, Offset: off, Msg: fmt.Sprintf("descriptor of %s changes (type %d→%d, indom %s→%s, sem %d→%d, units %#x→%#x); the first is used",
+				r.PMID, old.Type, r.Type, old.InDom, r.InDom, old.Sem, r.Sem, uint32(old.Units), uint32(r.Units))})
 		}
 	}
-	// Versions are applied in file order (a delta is relative to the
-	// record before it in the file) but looked up by time.
-	for _, vs := range m.Resolved {
+	return b.finish(), nil
+}
+
+// setTime gives a descriptor or help text (records with no time of their
+// own in the file) the time of the timestamped record before it.
+func setTime(r stream.Record, t stream.Timestamp) {
+	switch r := r.(type) {
+	case *stream.Desc:
+		r.T = t
+	case *stream.Text:
+		r.T = t
+	}
+}
+
+// MetadataOf builds what Meta gives for an archive labelled l whose .meta
+// holds recs (each kind in file order, with their times): for metadata
+// that came some other way, such as a stream's METADATA frame.
+func MetadataOf(l stream.Label, recs []stream.Record) (*Metadata, error) {
+	b := newMetaBuilder(l)
+	for _, r := range recs {
+		if _, err := b.add(r); err != nil {
+			return nil, err
+		}
+	}
+	return b.finish(), nil
+}
+
+// metaBuilder gathers metadata records into a Metadata, as Meta gives it.
+type metaBuilder struct {
+	m      *Metadata
+	tr     *stream.InDomTracker
+	byTime map[versionKey][]*stream.InstanceSet
+}
+
+type versionKey struct {
+	id stream.InDomID
+	t  stream.Timestamp
+}
+
+func newMetaBuilder(l stream.Label) *metaBuilder {
+	return &metaBuilder{
+		m: &Metadata{
+			Label:    l,
+			ByPMID:   map[stream.PMID]*stream.Desc{},
+			Resolved: map[stream.InDomID][]*stream.InstanceSet{},
+		},
+		tr:     stream.NewInDomTracker(),
+		byTime: map[versionKey][]*stream.InstanceSet{},
+	}
+}
+
+// add takes one record. For a descriptor of a metric already described
+// differently it returns the first one, which stays in force.
+func (b *metaBuilder) add(rec stream.Record) (changed *stream.Desc, err error) {
+	m := b.m
+	switch r := rec.(type) {
+	case *stream.Desc:
+		m.Descs = append(m.Descs, r)
+		if old, ok := m.ByPMID[r.PMID]; !ok {
+			m.ByPMID[r.PMID] = r
+		} else if old.Type != r.Type || old.InDom != r.InDom || old.Sem != r.Sem || old.Units != r.Units {
+			return old, nil
+		}
+	case *stream.InDom:
+		m.InDoms = append(m.InDoms, r)
+		s, err := b.tr.Apply(r)
+		if err != nil {
+			return nil, err
+		}
+		k := versionKey{r.InDom, s.T}
+		if !hasSet(b.byTime[k], s) {
+			b.byTime[k] = append(b.byTime[k], s)
+			m.Resolved[r.InDom] = append(m.Resolved[r.InDom], s)
+		}
+	case *stream.LabelSet:
+		m.LabelSets = append(m.LabelSets, r)
+	case *stream.Text:
+		m.Texts = append(m.Texts, r)
+	}
+	return nil, nil
+}
+
+// finish sorts each instance domain's versions by time: they are applied
+// in file order (a delta is relative to the record before it in the
+// file) but looked up by time.
+func (b *metaBuilder) finish() *Metadata {
+	for _, vs := range b.m.Resolved {
 		slices.SortStableFunc(vs, func(x, y *stream.InstanceSet) int { return x.T.Compare(y.T) })
 	}
-	return m, nil
+	return b.m
 }
 
 // hasSet reports whether vs holds a set with the same instances and names

@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 
 	"github.com/pcptools/pcptools/format"
@@ -337,77 +336,8 @@ func WholeStream(in *Input) (meta *format.Metadata, it stream.Iterator, ok bool,
 	if !has {
 		return nil, it, false, nil
 	}
-	if meta, err = MetadataOf(lab, recs); err != nil {
-		return nil, nil, false, err
+	if meta, err = format.MetadataOf(*lab, recs); err != nil {
+		return nil, nil, false, fmt.Errorf("the stream's METADATA frame: %v", err)
 	}
 	return meta, pipe.Announced(it, recs), true, nil
-}
-
-// MetadataOf builds what format.Archive.Meta would give for an archive
-// labelled lab whose .meta holds recs (each kind in file order).
-func MetadataOf(lab *stream.Label, recs []stream.Record) (*format.Metadata, error) {
-	m := &format.Metadata{
-		Label:    *lab,
-		ByPMID:   map[stream.PMID]*stream.Desc{},
-		Resolved: map[stream.InDomID][]*stream.InstanceSet{},
-	}
-	tr := stream.NewInDomTracker()
-	type versionKey struct {
-		id stream.InDomID
-		t  stream.Timestamp
-	}
-	byTime := map[versionKey][]*stream.InstanceSet{}
-	for _, rec := range recs {
-		switch r := rec.(type) {
-		case *stream.Desc:
-			m.Descs = append(m.Descs, r)
-			if _, ok := m.ByPMID[r.PMID]; !ok {
-				m.ByPMID[r.PMID] = r
-			}
-		case *stream.InDom:
-			m.InDoms = append(m.InDoms, r)
-			s, err := tr.Apply(r)
-			if err != nil {
-				return nil, fmt.Errorf("the stream's METADATA frame: %v", err)
-			}
-			k := versionKey{r.InDom, s.T}
-			if !sameSetIn(byTime[k], s) {
-				byTime[k] = append(byTime[k], s)
-				m.Resolved[r.InDom] = append(m.Resolved[r.InDom], s)
-			}
-		case *stream.LabelSet:
-			m.LabelSets = append(m.LabelSets, r)
-		case *stream.Text:
-			m.Texts = append(m.Texts, r)
-		}
-	}
-	for _, vs := range m.Resolved {
-		slices.SortStableFunc(vs, func(x, y *stream.InstanceSet) int { return x.T.Compare(y.T) })
-	}
-	return m, nil
-}
-
-// sameSetIn reports whether vs holds a set with the instances and names of
-// s, in any order (as format's reader dedupes versions).
-func sameSetIn(vs []*stream.InstanceSet, s *stream.InstanceSet) bool {
-	for _, v := range vs {
-		if len(v.Insts) != len(s.Insts) {
-			continue
-		}
-		names := make(map[int32]string, len(v.Insts))
-		for i, inst := range v.Insts {
-			names[inst] = v.Names[i]
-		}
-		same := true
-		for i, inst := range s.Insts {
-			if n, ok := names[inst]; !ok || n != s.Names[i] {
-				same = false
-				break
-			}
-		}
-		if same {
-			return true
-		}
-	}
-	return false
 }
