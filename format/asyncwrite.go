@@ -14,8 +14,13 @@ import (
 //
 // A write error is sticky and comes back from a later Write or from
 // Flush; after one, nothing more is written.
+//
+// A direct asyncWriter (newDirectWriter) has no goroutine: it writes each
+// full chunk from the caller's, at once. That is how plain volumes are
+// written (see ioMode).
 type asyncWriter struct {
 	w        io.Writer
+	direct   bool          // no goroutine: send writes
 	buf      []byte        // being filled, nil when every chunk is away
 	full     chan []byte   // chunks to write
 	free     chan []byte   // written chunks, back
@@ -46,6 +51,18 @@ const (
 )
 
 func newAsyncWriter(w io.Writer) *asyncWriter { return newAsyncWriterSize(w, asyncChunk) }
+
+// newDirectWriter is an asyncWriter of asyncChunk chunks with no goroutine.
+//
+// Handing each chunk to a goroutine on the other core cost more than the
+// write it moved there on the hosts measured: for a 1 GiB copy on a
+// paravirtualised AMD EPYC, 0.77 s of CPU (0.9 s wall, median of five)
+// against 0.47 s (0.5 s) written directly, the difference being futex
+// wake-ups, the scheduler, and the copy into the page cache from a chunk
+// another core had filled; a rewrite, 1.1 s against 0.75 s wall.
+func newDirectWriter(w io.Writer) *asyncWriter {
+	return &asyncWriter{w: w, direct: true, size: asyncChunk}
+}
 
 // newAsyncWriterSize is newAsyncWriter sending chunks of size bytes. A
 // chunk's capacity is twice that: the room beyond lets a record encoded
@@ -80,6 +97,10 @@ func (a *asyncWriter) run() {
 // chunk returns an empty chunk: a written one if any is back, a new one
 // while fewer than asyncChunks exist, else the next to come back.
 func (a *asyncWriter) chunk() []byte {
+	if a.direct {
+		a.made = 1
+		return make([]byte, 0, 2*a.size)
+	}
 	select {
 	case b := <-a.free:
 		a.inflight--
@@ -96,6 +117,11 @@ func (a *asyncWriter) chunk() []byte {
 }
 
 func (a *asyncWriter) send() {
+	if a.direct {
+		a.writeDirect(a.buf)
+		a.buf = a.buf[:0]
+		return
+	}
 	a.full <- a.buf
 	a.inflight++
 	a.buf = nil
@@ -166,11 +192,26 @@ func (a *asyncWriter) commit(head, body, tail []byte) (bool, error) {
 		// in aligned pieces, which the page cache takes best. What
 		// lies beyond starts the next chunk.
 		full := a.buf
+		if a.direct {
+			a.writeDirect(full[:a.size])
+			a.buf = full[:copy(full, full[a.size:])]
+			continue
+		}
 		a.buf = append(a.chunk(), full[a.size:]...)
 		a.full <- full[:a.size]
 		a.inflight++
 	}
 	return true, a.check()
+}
+
+// writeDirect writes b at once (direct writers); an error is sticky.
+func (a *asyncWriter) writeDirect(b []byte) {
+	if a.err != nil || len(b) == 0 {
+		return
+	}
+	if _, err := a.w.Write(b); err != nil {
+		a.err = err
+	}
 }
 
 // Flush writes what is buffered and waits until every chunk is written.
@@ -192,7 +233,7 @@ func (a *asyncWriter) Flush() error {
 // dropped) the chunks already sent. What is still in buf is dropped: Flush
 // first to keep it.
 func (a *asyncWriter) stop() {
-	if a.full == nil {
+	if a.direct || a.full == nil {
 		return
 	}
 	close(a.full)

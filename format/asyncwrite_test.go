@@ -3,11 +3,14 @@ package format
 import (
 	"bytes"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"testing"
 )
 
-func TestAsyncWriterKeepsOrder(t *testing.T) {
+func TestAsyncWriterKeepsOrder(t *testing.T) { bothWriters(t, checkAsyncWriterKeepsOrder) }
+
+func checkAsyncWriterKeepsOrder(t *testing.T, newAsyncWriter func(io.Writer) *asyncWriter) {
 	var got bytes.Buffer
 	a := newAsyncWriter(&got)
 	var want []byte
@@ -63,7 +66,9 @@ func (f *failAfter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func TestAsyncWriterError(t *testing.T) {
+func TestAsyncWriterError(t *testing.T) { bothWriters(t, checkAsyncWriterError) }
+
+func checkAsyncWriterError(t *testing.T, newAsyncWriter func(io.Writer) *asyncWriter) {
 	f := &failAfter{n: 2*asyncChunk + 10}
 	a := newAsyncWriter(f)
 	chunk := make([]byte, 1000)
@@ -101,7 +106,9 @@ func (s *sizes) Write(p []byte) (int, error) {
 // TestAsyncWriterInPlace: bytes built in the room space offers and
 // committed, mixed with copied ones and with bodies built elsewhere (which
 // commit refuses), come out in order, in whole chunks but for the last.
-func TestAsyncWriterInPlace(t *testing.T) {
+func TestAsyncWriterInPlace(t *testing.T) { bothWriters(t, checkAsyncWriterInPlace) }
+
+func checkAsyncWriterInPlace(t *testing.T, newAsyncWriter func(io.Writer) *asyncWriter) {
 	var got sizes
 	a := newAsyncWriter(&got)
 	var want []byte
@@ -159,5 +166,24 @@ func TestAsyncWriterInPlace(t *testing.T) {
 	}
 	if inPlace == 0 {
 		t.Error("nothing was committed in place")
+	}
+}
+
+// bothWriters runs check on a writer with a goroutine and on a direct one.
+func bothWriters(t *testing.T, check func(*testing.T, func(io.Writer) *asyncWriter)) {
+	t.Run("async", func(t *testing.T) { check(t, newAsyncWriter) })
+	t.Run("direct", func(t *testing.T) { check(t, newDirectWriter) })
+}
+
+func TestParseIOMode(t *testing.T) {
+	for s, want := range map[string]ioModes{
+		"":             {},
+		"mmap":         {mmap: true},
+		"async, mmap":  {mmap: true, async: true},
+		"async,other,": {async: true},
+	} {
+		if got := parseIOMode(s); got != want {
+			t.Errorf("parseIOMode(%q) = %+v, want %+v", s, got, want)
+		}
 	}
 }

@@ -141,11 +141,23 @@ func (rr *recReader) rest(from int) (zero bool, n int64, err error) {
 		}
 	}
 	scan(rr.buf[from:rr.w])
+	pos := rr.off + int64(rr.w-rr.r) // the file offset of the next read
 	rr.r, rr.w = 0, 0
 	stalls := 0
 	for !rr.eof && rr.err == nil {
+		if zero {
+			// Skip the holes of a sparse file rather than read
+			// them: a volume of 10 GiB of holes answers at once.
+			if q, ok := rr.skipHoles(pos); ok {
+				n += q - pos
+				if pos = q; rr.eof {
+					break
+				}
+			}
+		}
 		m, err := rr.f.Read(rr.buf)
 		scan(rr.buf[:m])
+		pos += int64(m)
 		switch {
 		case err == io.EOF:
 			rr.eof = true
@@ -158,6 +170,32 @@ func (rr *recReader) rest(from int) (zero bool, n int64, err error) {
 		}
 	}
 	return zero, n, rr.err
+}
+
+// skipHoles moves the read position of a plain file from pos to the next
+// byte that is not in a hole, and returns its offset; when only holes
+// follow, it returns the file's size and sets rr.eof. ok is false when
+// the file cannot say (not a plain file, or a system without SEEK_DATA).
+func (rr *recReader) skipHoles(pos int64) (next int64, ok bool) {
+	sf, isFile := rr.f.(interface {
+		io.Seeker
+		Size() int64
+	})
+	if !isFile {
+		return 0, false
+	}
+	q, ok := nextData(rr.f, pos)
+	switch {
+	case !ok || q == pos:
+		return pos, ok
+	case q < 0:
+		rr.eof = true
+		return max(sf.Size(), pos), true
+	}
+	if _, err := sf.Seek(q, io.SeekStart); err != nil {
+		return 0, false
+	}
+	return q, true
 }
 
 // restMapped is rest for a mapped file, whose length is known: it looks

@@ -60,9 +60,9 @@ func TestMappedReadsAsStreamed(t *testing.T) {
 		start := time.Now()
 		want := readTranscript(base, Streamed())
 		for name, opts := range map[string][]RecordsOption{
-			"mapped":                 nil,
-			"mapped, no check ahead": {NoCheckAhead()},
-			"mapped, small window":   small,
+			"mapped":                 {Mapped()},
+			"mapped, no check ahead": {Mapped(), NoCheckAhead()},
+			"mapped, small window":   append(small, Mapped()),
 		} {
 			if got := readTranscript(base, opts...); got != want {
 				t.Errorf("%s: %s read differs from streamed:\n got %s\nwant %s", base, name, clip(got), clip(want))
@@ -117,9 +117,9 @@ func TestMappedDamageMidVolume(t *testing.T) {
 		t.Fatalf("the damage was not found:\n%s", clip(want[max(len(want)-2000, 0):]))
 	}
 	for name, opts := range map[string][]RecordsOption{
-		"mapped":                 nil,
-		"mapped, no check ahead": {NoCheckAhead()},
-		"mapped, small window":   {BufferSize(16 << 10)},
+		"mapped":                 {Mapped()},
+		"mapped, no check ahead": {Mapped(), NoCheckAhead()},
+		"mapped, small window":   {Mapped(), BufferSize(16 << 10)},
 	} {
 		if got := readTranscript(base, opts...); got != want {
 			t.Errorf("%s read differs from streamed:\n got ...%s\nwant ...%s", name, got[max(len(got)-500, 0):], want[max(len(want)-500, 0):])
@@ -141,7 +141,7 @@ func TestMappedVolumeCutShort(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		it := a.Records(DataOnly())
+		it := a.Records(DataOnly(), Mapped())
 		if deferred && !it.(stream.CheckDeferrer).DeferChecks() {
 			t.Fatal("DeferChecks refused")
 		}

@@ -18,15 +18,28 @@ type recordsOptions struct {
 	dataOnly bool
 	metaOnly bool
 	bufSize  int
-	streamed bool
+	mapped   bool
 	noAhead  bool
 	park     bool // leave compressed volumes open for the next reader (reader_spare.go)
 }
 
 // Streamed makes Records read plain data volumes through a buffer, as it
-// reads compressed ones, rather than mapping them. For tests of that path.
+// reads compressed ones: the default (see Mapped).
 func Streamed() RecordsOption {
-	return func(o *recordsOptions) { o.streamed = true }
+	return func(o *recordsOptions) { o.mapped = false }
+}
+
+// Mapped makes Records map plain data volumes instead of reading them
+// through a buffer (PCPTOOLS_IO=mmap makes it the default: see ioMode).
+//
+// Mapping saves a copy, but each page costs a fault and giving pages back
+// (madvise, munmap) costs a TLB shoot-down on every core the process's
+// threads ran on. On the hosts measured (docs/benchmarks.md) that cost
+// anywhere from a little to three times a buffered read's (a 1 GiB copy:
+// 1.5-1.8 s mapped against 0.5 s read, on a paravirtualised AMD EPYC), so
+// reading is the default.
+func Mapped() RecordsOption {
+	return func(o *recordsOptions) { o.mapped = true }
 }
 
 // NoCheckAhead makes Records check each record itself, when it is read,
@@ -91,6 +104,7 @@ const maxTimeWarnings = 5
 // ends the stream normally, with a warning.
 func (a *Archive) Records(opts ...RecordsOption) stream.CloserIterator {
 	it := &archiveIter{a: a, version: a.label.Version, vi: -1}
+	it.opt.mapped = ioMode.mmap
 	for _, f := range opts {
 		f(&it.opt)
 	}
@@ -461,7 +475,7 @@ func (it *archiveIter) openVolume(i int) error {
 	if it.opt.bufSize > 0 {
 		size = it.opt.bufSize
 	}
-	it.dr.reset(f, v.path, off, size, f.Size(), !it.opt.streamed)
+	it.dr.reset(f, v.path, off, size, f.Size(), it.opt.mapped)
 	it.volStart = off
 	// The checker starts after the volume's first record: a merge opens
 	// every input and reads one record of each long before it reads on,

@@ -280,9 +280,12 @@ func (w *Writer) newFile(final string, suffix string, async bool) (*outFile, err
 		o.z = compress.NewXZWriter(sink)
 		sink, chunk = o.z, asyncChunkZ
 	}
-	if async {
+	switch {
+	case async && suffix == "" && !ioMode.async:
+		o.aw = newDirectWriter(sink)
+	case async:
 		o.aw = newAsyncWriterSize(sink, chunk)
-	} else {
+	default:
 		o.bw = bufio.NewWriterSize(sink, writeBuffer)
 	}
 	return o, nil

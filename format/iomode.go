@@ -1,0 +1,34 @@
+package format
+
+import (
+	"os"
+	"strings"
+)
+
+// ioMode is how plain files are read and written, from the environment
+// variable PCPTOOLS_IO, a comma-separated list, read once:
+//
+//   - mmap: data volumes are mapped rather than read through a buffer
+//     (see Mapped);
+//   - async: plain output volumes are written from a goroutine of their
+//     own rather than from the caller's (see newDirectWriter).
+//
+// The defaults, neither, were the faster on every host measured since
+// they were chosen; the variable is there to measure the other way on a
+// new host (scripts/bench.sh records the CPU), not for everyday use.
+var ioMode = parseIOMode(os.Getenv("PCPTOOLS_IO"))
+
+type ioModes struct{ mmap, async bool }
+
+func parseIOMode(s string) ioModes {
+	var m ioModes
+	for _, w := range strings.Split(s, ",") {
+		switch strings.TrimSpace(w) {
+		case "mmap":
+			m.mmap = true
+		case "async":
+			m.async = true
+		}
+	}
+	return m
+}
