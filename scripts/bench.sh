@@ -447,12 +447,16 @@ table
 echo
 
 # --record keeps one section per kind of host in docs/benchmarks.md,
-# headed "## Host: CPU MODEL": a run replaces its host's section and leaves
-# the others (a target counts only where it holds on every host recorded).
+# headed "## Host: CPU MODEL (family F, model M)" (hosts that all call
+# themselves "AMD EPYC" differ by family): a run replaces its host's
+# section and leaves the others (a target counts only where it holds on
+# every host recorded).
 if [ "$record" = 1 ]; then
 	mkdir -p docs
 	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-	heading="## Host: $cpu"
+	family=$(sed -n 's/^cpu family[[:space:]]*: //p' /proc/cpuinfo | head -1)
+	model=$(sed -n 's/^model[[:space:]]*: //p' /proc/cpuinfo | head -1)
+	heading="## Host: $cpu (family $family, model $model)"
 	section=$(mktemp)
 	{
 		echo "$heading"

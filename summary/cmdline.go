@@ -12,6 +12,10 @@ type Command struct {
 	Namespace string // -n (not supported)
 	Help      bool   // -? or --help
 	Version   bool   // -V
+	// Folio is --folio: Archive and the leading Metrics that name files
+	// are folios, directories or archives of many hosts (see RunHosts;
+	// the command splits them, SplitInputs).
+	Folio bool
 }
 
 // UsageError is a command line pmlogsummary refuses; Msg is what it says
@@ -60,6 +64,10 @@ func ParseCommandLine(prog string, args []string) (*Command, error) {
 		}
 		if a == "--csv" && prog != "pmlogsummary" {
 			c.CSV = true
+			continue
+		}
+		if a == "--folio" && prog != "pmlogsummary" {
+			c.Folio = true
 			continue
 		}
 		if (a == "--percentiles" || strings.HasPrefix(a, "--percentiles=")) && prog != "pmlogsummary" {
@@ -264,4 +272,16 @@ func (c *Command) apply(prog string, l byte, val string, label *bool) error {
 		c.Help = true
 	}
 	return nil
+}
+
+// SplitInputs splits a --folio command line's positional arguments into
+// inputs (every leading argument that names a file or directory, or an
+// archive by its base name) and metric specifications (the rest).
+func (c *Command) SplitInputs(exists func(string) bool) (inputs, metrics []string) {
+	pos := append([]string{c.Archive}, c.Metrics...)
+	n := 0
+	for n < len(pos) && exists(pos[n]) {
+		n++
+	}
+	return pos[:n], pos[n:]
 }

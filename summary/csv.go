@@ -19,9 +19,14 @@ var csvColumns = []string{"metric", "instance", "inst", "units", "insufficient",
 	"count", "values", "stochastic_average", "time_average", "sum",
 	"min", "min_time", "max", "max_time", "stddev"}
 
-func (s *summarizer) appendCSVHeader(b []byte) []byte {
+// appendCSVHeaderFor appends the header of o's rows, with a first column
+// "host" when host.
+func appendCSVHeaderFor(b []byte, o *Options, host bool) []byte {
+	if host {
+		b = append(b, "host,"...)
+	}
 	b = append(b, strings.Join(csvColumns, ",")...)
-	for _, p := range s.o.Percentiles {
+	for _, p := range o.Percentiles {
 		b = append(b, ",p"...)
 		b = strconv.AppendFloat(b, p, 'g', -1, 64)
 	}
@@ -53,6 +58,9 @@ func (s *summarizer) appendCSVTime(b []byte, t stream.Timestamp) []byte {
 }
 
 func (s *summarizer) appendCSV(b []byte, st *Stat) []byte {
+	if s.o.HostColumn {
+		b = append(appendCSVField(b, s.o.Host), ',')
+	}
 	b = appendCSVField(b, st.Metric)
 	b = append(b, ',')
 	if st.Named {

@@ -51,7 +51,12 @@ func (s *summarizer) appendJSONTime(b []byte, t stream.Timestamp) []byte {
 }
 
 func (s *summarizer) appendJSON(b []byte, st *Stat) []byte {
-	b = append(b, `{"metric":`...)
+	b = append(b, '{')
+	if s.o.HostColumn {
+		b = append(b, `"host":`...)
+		b = append(strconv.AppendQuote(b, s.o.Host), ',')
+	}
+	b = append(b, `"metric":`...)
 	b = strconv.AppendQuote(b, st.Metric)
 	b = append(b, `,"instance":`...)
 	if st.Named {
@@ -144,7 +149,12 @@ func (s *summarizer) appendJSONPresence(b []byte, st *Stat) []byte {
 
 // appendJSONLabel appends the object -l adds: the archive and the window.
 func (s *summarizer) appendJSONLabel(b []byte, lab stream.Label) []byte {
-	b = append(b, `{"archive":{"version":`...)
+	b = append(b, '{')
+	if s.o.HostColumn {
+		b = append(b, `"host":`...)
+		b = append(strconv.AppendQuote(b, s.o.Host), ',')
+	}
+	b = append(b, `"archive":{"version":`...)
 	b = strconv.AppendInt(b, int64(lab.Version), 10)
 	b = append(b, `,"host":`...)
 	b = strconv.AppendQuote(b, lab.Hostname)

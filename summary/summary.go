@@ -56,6 +56,12 @@ type Options struct {
 	// CSV prints a header and one row per metric-instance, with the
 	// JSON objects' fields (csv.go).
 	CSV bool
+	// HostColumn starts each JSON object with "host":Host and each CSV
+	// row (and the header) with a host column: for summaries of many
+	// hosts (RunHosts). NoCSVHeader leaves the CSV header out.
+	HostColumn  bool
+	Host        string
+	NoCSVHeader bool
 
 	// CounterWrap treats a counter that went down as one that wrapped
 	// (pmlogsummary does when $PCP_COUNTER_WRAP is set).
@@ -203,8 +209,8 @@ func (s *summarizer) run() error {
 			fetchErr = err
 		}
 	}
-	if s.o.CSV {
-		s.b = s.appendCSVHeader(s.b[:0])
+	if s.o.CSV && !s.o.NoCSVHeader {
+		s.b = appendCSVHeaderFor(s.b[:0], &s.o, s.o.HostColumn)
 		s.w.Write(s.b)
 	} else if s.o.Header && !s.o.JSON {
 		s.printHeader()

@@ -19,51 +19,12 @@ func TestMain(m *testing.M) { scripttest.Main(m, "pcpextract", "pmlogextract", r
 // TestScripts runs the command-line sessions in testdata/script.
 func TestScripts(t *testing.T) { scripttest.Scripts(t) }
 
-// writeHalves writes the example archive's records as two archives of
-// host, one per half of its data (each with all the metadata).
+// writeHalves writes a host's two archives (example.WriteHalves).
 func writeHalves(t *testing.T, dir, host string) []string {
 	t.Helper()
-	recs, err := example.Records()
+	bases, err := example.WriteHalves(dir, host)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var meta, data []stream.Record
-	var label stream.Label
-	for _, r := range recs {
-		switch r := r.(type) {
-		case *stream.Label:
-			if r.Vol <= 0 {
-				label = *r
-			}
-		case *stream.Result, *stream.Mark:
-			data = append(data, r)
-		default:
-			meta = append(meta, r)
-		}
-	}
-	label.Hostname = host
-	var bases []string
-	for i, part := range [][]stream.Record{data[:len(data)/2], data[len(data)/2:]} {
-		base := filepath.Join(dir, host, []string{"first", "second"}[i])
-		if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		w, err := format.Create(base, format.WriterOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		l := label
-		l.Start = part[0].Time()
-		recs := append([]stream.Record{&l}, meta...)
-		for _, r := range append(recs, part...) {
-			if err := w.Write(r); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		bases = append(bases, base)
 	}
 	return bases
 }

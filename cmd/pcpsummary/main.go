@@ -60,6 +60,8 @@ const ownUsage = `      --json            print one JSON object per metric and i
       --csv             print a CSV header and one row per metric and instance
       --percentiles=LIST
                         with --json or --csv, add these percentiles (e.g. 50,90,99; 1% relative accuracy)
+      --folio           the archives named (folios, directories, archives) are many hosts':
+                        one summary per host, hosts in parallel, in the order of their names
 
 With no archive, pcpsummary reads a record stream from another pcp* tool on standard input.
 `
@@ -123,6 +125,9 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		fmt.Fprintf(stderr, "%s: warning: %v\n", prog, err)
 	}
 
+	if cmd.Folio {
+		return runFolio(prog, cmd, stdout, stderr)
+	}
 	var a summary.Archive
 	if cmd.Archive == "" {
 		// A stream is spilled to a scratch archive: the window needs the

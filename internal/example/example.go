@@ -7,6 +7,8 @@ package example
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/pcptools/pcptools/format"
@@ -153,4 +155,45 @@ func WriteRecords(base string, recs []stream.Record, opts format.WriterOptions) 
 		}
 	}
 	return w.Close()
+}
+
+// WriteHalves writes the example's records as two archives of host,
+// dir/host/first and dir/host/second, one per half of its data, each with
+// all the metadata (a host's archives, for folio tests), and returns their
+// base names.
+func WriteHalves(dir, host string) ([]string, error) {
+	recs, err := Records()
+	if err != nil {
+		return nil, err
+	}
+	var meta, data []stream.Record
+	var label stream.Label
+	for _, r := range recs {
+		switch r := r.(type) {
+		case *stream.Label:
+			if r.Vol <= 0 {
+				label = *r
+			}
+		case *stream.Result, *stream.Mark:
+			data = append(data, r)
+		default:
+			meta = append(meta, r)
+		}
+	}
+	label.Hostname = host
+	var bases []string
+	for i, part := range [][]stream.Record{data[:len(data)/2], data[len(data)/2:]} {
+		base := filepath.Join(dir, host, []string{"first", "second"}[i])
+		if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+			return nil, err
+		}
+		l := label
+		l.Start = part[0].Time()
+		out := append(append([]stream.Record{&l}, meta...), part...)
+		if err := WriteRecords(base, out, format.WriterOptions{}); err != nil {
+			return nil, err
+		}
+		bases = append(bases, base)
+	}
+	return bases, nil
 }

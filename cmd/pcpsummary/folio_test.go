@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pcptools/pcptools/folio"
+	"github.com/pcptools/pcptools/internal/example"
+)
+
+// TestFolio: with --folio, each host's archives are summarised as one
+// context, exactly as the same archives named as a comma-separated list
+// are; hosts come in name order, marked in each output form; a host that
+// fails is reported and the others still come out.
+func TestFolio(t *testing.T) {
+	in := t.TempDir()
+	var hosts [][]string
+	for _, h := range []string{"beta", "alpha"} {
+		b, err := example.WriteHalves(in, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hosts = append(hosts, b)
+	}
+	summarise := func(args ...string) (string, string, int) {
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"pcpsummary"}, args...), nil, &stdout, &stderr)
+		return stdout.String(), stderr.String(), code
+	}
+	one := func(bases []string, args ...string) string {
+		out, errs, code := summarise(append(args, strings.Join(bases, ","))...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		return out
+	}
+	alpha, beta := hosts[1], hosts[0]
+
+	out, errs, code := summarise("--folio", "-a", in)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := "host alpha:\n" + one(alpha, "-a") + "\nhost beta:\n" + one(beta, "-a") + "\n"
+	if out != want {
+		t.Errorf("text:\n%s\nwant:\n%s", out, want)
+	}
+
+	// JSON: every object names its host, and is otherwise the host's own.
+	out, _, code = summarise("--folio", "--json", filepath.Join(in, "alpha"), filepath.Join(in, "beta"), "kernel.all.load")
+	if code != 0 {
+		t.Fatalf("json: exit %d", code)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var o map[string]any
+		if err := json.Unmarshal([]byte(line), &o); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		host, _ := o["host"].(string)
+		got = append(got, host+" "+strings.Replace(line, `"host":"`+host+`",`, "", 1))
+	}
+	var wantJSON []string
+	for _, h := range []struct {
+		name  string
+		bases []string
+	}{{"alpha", alpha}, {"beta", beta}} {
+		lines := strings.Split(strings.TrimSuffix(oneWith(t, h.bases, "--json"), "\n"), "\n")
+		for _, l := range lines {
+			wantJSON = append(wantJSON, h.name+" "+l)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(wantJSON, "\n") {
+		t.Errorf("json:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantJSON, "\n"))
+	}
+
+	// CSV: one header, a host column.
+	out, _, code = summarise("--folio", "--csv", in)
+	if code != 0 {
+		t.Fatalf("csv: exit %d", code)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if !strings.HasPrefix(lines[0], "host,metric,") || strings.Count(out, "host,metric,") != 1 {
+		t.Errorf("csv header: %q", lines[0])
+	}
+	a := strings.Split(strings.TrimSuffix(one(alpha, "--csv"), "\n"), "\n")
+	if len(lines) != 1+2*(len(a)-1) || lines[1] != "alpha,"+a[1] || lines[len(a)] != "beta,"+a[1] {
+		t.Errorf("csv rows:\n%s", out)
+	}
+
+	// A folio file naming one host's archives.
+	f := filepath.Join(t.TempDir(), "beta.folio")
+	fh, err := os.Create(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := folio.Write(fh, &folio.Folio{Creator: "test", Archives: []folio.Archive{{Host: "beta", Path: beta[0]}, {Host: "beta", Path: beta[1]}}}); err != nil {
+		t.Fatal(err)
+	}
+	fh.Close()
+	if out, errs, code := summarise("--folio", f); code != 0 || out != "host beta:\n"+one(beta)+"\n" {
+		t.Errorf("folio file: exit %d, %s\n%s", code, errs, out)
+	}
+
+	// A bad host is reported; the others come out; the status says so.
+	bad := filepath.Join(in, "gamma")
+	if err := os.MkdirAll(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "x.meta"), []byte("not an archive"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := summarise("--folio", in); code == 0 || !strings.Contains(errs, "x.meta") {
+		t.Errorf("exit %d, stderr %q: want a failure naming the bad archive", code, errs)
+	}
+}
+
+// oneWith summarises a host's archives with args and the metric kernel.all.load.
+func oneWith(t *testing.T, bases []string, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := run(append(append([]string{"pcpsummary"}, args...), strings.Join(bases, ","), "kernel.all.load"), nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	return stdout.String()
+}
