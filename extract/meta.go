@@ -46,6 +46,8 @@ type metaStore struct {
 	// due caches, per metric, the earliest time at which metadata of its
 	// may next be due: before it, a result needs nothing written for it.
 	due map[stream.PMID]stream.Timestamp
+	// pmids is forResult's list of a result's metrics (reused).
+	pmids []stream.PMID
 	// dueSlots caches due in front of the map: a result lists the same
 	// metrics record after record, and this lookup runs for every value
 	// set of every record.
@@ -342,19 +344,20 @@ func sameNames(a, b []string) bool {
 // pmlogextract's order, marking it written. It reports whether an instance
 // domain was among it.
 func (m *metaStore) forResult(out []stream.Record, r *stream.Result, now stream.Timestamp) ([]stream.Record, error) {
-	it := r.VSets()
-	for it.Next() {
-		p := it.VSet().PMID
+	var err error
+	if m.pmids, err = r.AppendPMIDs(m.pmids[:0]); err != nil {
+		return out, err
+	}
+	for _, p := range m.pmids {
 		if d, ok := m.dueOf(p); ok && now.Before(d) {
 			continue
 		}
-		var err error
 		if out, err = m.forMetric(out, p, now); err != nil {
 			return out, err
 		}
 		m.setDue(p, m.nextDue(p, now))
 	}
-	return out, it.Err()
+	return out, nil
 }
 
 // forMetric appends the metadata of metric p due at now.

@@ -383,6 +383,35 @@ func (r *Result) Validate() error {
 	return nil
 }
 
+// AppendPMIDs appends the metric of each value set of r to dst, in order,
+// in one tight pass over the value set headers (as Validate walks them),
+// for a consumer that needs only which metrics a result holds. A body that
+// does not frame gives the error VSets would.
+func (r *Result) AppendPMIDs(dst []PMID) ([]PMID, error) {
+	b := r.Body
+	blen := uint64(len(b))
+	if blen < 4 || int32(binary.BigEndian.Uint32(b)) < 0 {
+		return dst, r.describe()
+	}
+	n := int(binary.BigEndian.Uint32(b))
+	pos := uint64(4)
+	for k := 0; k < n; k++ {
+		if pos+8 > blen {
+			return dst, r.describe()
+		}
+		dst = append(dst, PMID(binary.BigEndian.Uint32(b[pos:])))
+		numval := int32(binary.BigEndian.Uint32(b[pos+4:]))
+		pos += 8
+		if numval > 0 {
+			pos += 4 + uint64(numval)*8
+		}
+	}
+	if pos > blen {
+		return dst, r.describe()
+	}
+	return dst, nil
+}
+
 // describe finds the first structural error in r the slow way, value by
 // value, for the message.
 func (r *Result) describe() error {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -365,9 +366,11 @@ func FuzzResultBody(f *testing.F) {
 		r := &stream.Result{Version: version, Body: body}
 		r.NumPMID()
 		walkErr := false
+		var walked []stream.PMID
 		it := r.VSets()
 		for it.Next() {
 			vs := it.VSet()
+			walked = append(walked, vs.PMID)
 			for i := 0; i < vs.Values(); i++ {
 				vs.Inst(i)
 				v, err := vs.Value(i)
@@ -382,6 +385,11 @@ func FuzzResultBody(f *testing.F) {
 				}
 				v.Bytes(stream.TypeString)
 			}
+		}
+		if pmids, err := r.AppendPMIDs(nil); (err == nil) != (it.Err() == nil) {
+			t.Fatalf("AppendPMIDs says %v, the walk %v", err, it.Err())
+		} else if err == nil && !slices.Equal(pmids, walked) {
+			t.Fatalf("AppendPMIDs gives %v, the walk %v", pmids, walked)
 		}
 		verr := r.Validate()
 		if verr == nil && (walkErr || it.Err() != nil) {
