@@ -532,7 +532,7 @@ func (e *Extractor) readMeta(its []stream.CloserIterator) error {
 		}
 	}
 	if len(e.store.skipList) > 0 {
-		e.warn(fmt.Errorf("these metrics are left out of the output: %v", e.store.skipList))
+		e.warn(&SkippedWarning{e.store.skipList})
 	}
 	return nil
 }

@@ -52,7 +52,41 @@ type Settings struct {
 }
 
 func (s *Settings) Warn(err error) {
+	if s.Compat {
+		// Under PCP's name, the warnings PCP's QA tests show are in
+		// pmlogextract's words.
+		var sw *SkipWarning
+		var sk *SkippedWarning
+		switch {
+		case errors.As(err, &sw):
+			fmt.Fprintf(s.Stderr, "%s: Warning: %s\n", s.WarnPrefix, sw.PCP)
+			return
+		case errors.As(err, &sk):
+			fmt.Fprintln(s.Stderr, "Warning: the metrics below will be missing from the output archive")
+			for _, p := range sk.PMIDs {
+				fmt.Fprintf(s.Stderr, "\tPMID: %s\n", p)
+			}
+			return
+		}
+	}
 	fmt.Fprintf(s.Stderr, "%s: warning: %v\n", s.WarnPrefix, err)
+}
+
+// pcpError is an error of a run under pmlogextract's name, in its words,
+// printed after the program's name.
+type pcpError struct{ msg string }
+
+func (e pcpError) Error() string { return e.msg }
+
+// compatError puts err in pmlogextract's words where PCP's QA tests show
+// them: a metadata conflict abandons the output ("Archive ... not
+// created.").
+func (s *Settings) compatError(err error, out string) error {
+	var ce *ConflictError
+	if !s.Compat || !errors.As(err, &ce) || ce.PCP == "" {
+		return err
+	}
+	return pcpError{fmt.Sprintf("Error: %s\nArchive \"%s\" not created.", ce.PCP, out)}
 }
 
 // merge runs one extraction.
@@ -140,7 +174,7 @@ func (s *Settings) Merge(j Job) (err error) {
 	}
 	x, err := New(inputs, opts)
 	if err != nil {
-		return err
+		return s.compatError(err, j.Out)
 	}
 	defer x.Close()
 	wopts := s.Writer

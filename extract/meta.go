@@ -127,10 +127,45 @@ type ConflictError struct {
 	What   string
 	First  string // the input of the metadata already seen
 	Second string // the input that disagrees
+	// PCP is pmlogextract's words for it, after its "Error: " or
+	// "Warning: " ("metric PMID 60.18.0: name changed from a to b!").
+	PCP string
 }
 
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("metric %s (%s): %s between %s and %s (use -x to leave such metrics out)", e.Name, e.PMID, e.What, e.First, e.Second)
+}
+
+// SkipWarning says that a metric is left out for a conflict (-x).
+type SkipWarning struct{ *ConflictError }
+
+func (w *SkipWarning) Error() string {
+	return strings.TrimSuffix(w.ConflictError.Error(), " (use -x to leave such metrics out)") + ": the metric is left out"
+}
+
+// SkippedWarning lists the metrics -x left out, at the end of the
+// metadata.
+type SkippedWarning struct{ PMIDs []stream.PMID }
+
+func (w *SkippedWarning) Error() string {
+	return fmt.Sprintf("these metrics are left out of the output: %v", w.PMIDs)
+}
+
+// pcpNames are a metric's names as pmlogextract prints them.
+func pcpNames(names []string) string {
+	if len(names) == 0 {
+		return "<noname>"
+	}
+	return strings.Join(names, ", ")
+}
+
+// pcpSem is a semantics as pmlogextract prints it.
+func pcpSem(s stream.Sem) string {
+	switch s {
+	case stream.SemCounter, stream.SemInstant, stream.SemDiscrete:
+		return s.String()
+	}
+	return fmt.Sprintf("unknown (%d)", int32(s))
 }
 
 func (m *metaStore) skipMetric(p stream.PMID) {
@@ -140,13 +175,13 @@ func (m *metaStore) skipMetric(p stream.PMID) {
 	}
 }
 
-func (m *metaStore) conflict(p stream.PMID, name, what string, from, to int) error {
-	err := &ConflictError{PMID: p, Name: name, What: what, First: m.names[from], Second: m.names[to]}
+func (m *metaStore) conflict(p stream.PMID, name, what, pcp string, from, to int) error {
+	err := &ConflictError{PMID: p, Name: name, What: what, First: m.names[from], Second: m.names[to], PCP: pcp}
 	if !m.skipX {
 		return err
 	}
 	if m.warn != nil {
-		m.warn(fmt.Errorf("%v: the metric is left out", strings.TrimSuffix(err.Error(), " (use -x to leave such metrics out)")))
+		m.warn(&SkipWarning{err})
 	}
 	m.skipMetric(p)
 	return nil
@@ -282,11 +317,15 @@ func firstName(names []string) string {
 }
 
 func (m *metaStore) addDesc(i int, d *stream.Desc) error {
-	// A name already given to another PMID: that other metric conflicts.
+	// A name already given to another PMID: that other metric conflicts
+	// (once, however many of its names are given).
+	var others []stream.PMID
 	for _, n := range d.Names {
-		if p, ok := m.byName[n]; ok && p != d.PMID {
+		if p, ok := m.byName[n]; ok && p != d.PMID && !slices.Contains(others, p) {
+			others = append(others, p)
 			old := m.descs[p]
-			if err := m.conflict(p, n, fmt.Sprintf("the name is also given to %s", d.PMID), old.from, i); err != nil {
+			pcp := fmt.Sprintf("metric %s: PMID changed from %s to %s!", pcpNames(old.d.Names), p, d.PMID)
+			if err := m.conflict(p, n, fmt.Sprintf("the name is also given to %s", d.PMID), pcp, old.from, i); err != nil {
 				return err
 			}
 		}
@@ -304,25 +343,43 @@ func (m *metaStore) addDesc(i int, d *stream.Desc) error {
 	name := firstName(o.Names)
 	// The message is built only for a conflict: this runs for every
 	// descriptor of every input.
-	check := func(bad bool, what func() string) error {
+	// what gives our words and pmlogextract's.
+	check := func(bad bool, what func() (string, string)) error {
 		if !bad {
 			return nil
 		}
-		return m.conflict(d.PMID, name, what(), old.from, i)
+		ours, pcp := what()
+		return m.conflict(d.PMID, name, ours, pcp, old.from, i)
 	}
-	if err := check(!sameNames(o.Names, d.Names), func() string { return fmt.Sprintf("names change from %q to %q", o.Names, d.Names) }); err != nil {
+	if err := check(!sameNames(o.Names, d.Names), func() (string, string) {
+		return fmt.Sprintf("names change from %q to %q", o.Names, d.Names),
+			fmt.Sprintf("metric PMID %s: name changed from %s to %s!", d.PMID, pcpNames(o.Names), pcpNames(d.Names))
+	}); err != nil {
 		return err
 	}
-	if err := check(o.Type != d.Type, func() string { return fmt.Sprintf("type changes from %s to %s", o.Type, d.Type) }); err != nil {
+	on := pcpNames(o.Names)
+	if err := check(o.Type != d.Type, func() (string, string) {
+		return fmt.Sprintf("type changes from %s to %s", o.Type, d.Type),
+			fmt.Sprintf("metric %s: type changed from %s to %s!", on, o.Type, d.Type)
+	}); err != nil {
 		return err
 	}
-	if err := check(o.InDom != d.InDom, func() string { return fmt.Sprintf("instance domain changes from %s to %s", o.InDom, d.InDom) }); err != nil {
+	if err := check(o.InDom != d.InDom, func() (string, string) {
+		return fmt.Sprintf("instance domain changes from %s to %s", o.InDom, d.InDom),
+			fmt.Sprintf("metric %s: indom changed from %s to %s!", on, o.InDom, d.InDom)
+	}); err != nil {
 		return err
 	}
-	if err := check(o.Sem != d.Sem, func() string { return fmt.Sprintf("semantics change from %s to %s", o.Sem, d.Sem) }); err != nil {
+	if err := check(o.Sem != d.Sem, func() (string, string) {
+		return fmt.Sprintf("semantics change from %s to %s", o.Sem, d.Sem),
+			fmt.Sprintf("metric %s: semantics changed from %s to %s!", on, pcpSem(o.Sem), pcpSem(d.Sem))
+	}); err != nil {
 		return err
 	}
-	return check(o.Units != d.Units, func() string { return fmt.Sprintf("units change from %q to %q", o.Units, d.Units) })
+	return check(o.Units != d.Units, func() (string, string) {
+		return fmt.Sprintf("units change from %q to %q", o.Units, d.Units),
+			fmt.Sprintf("metric %s: units changed from %s to %s!", on, o.Units, d.Units)
+	})
 }
 
 // sameNames: every name of each list is in the other (repeats allowed).

@@ -255,3 +255,38 @@ func newFindings(mine, ref string, args []string, wrapsOK bool) []string {
 	}
 	return left
 }
+
+// TestExtractConflictWordsLikePCP: under pmlogextract's name, the messages
+// for metadata conflicts between inputs are pmlogextract's, word for word
+// (PCP's QA tests 813, 907 and 916 compare them), with -x and without; the
+// output's name is the only difference.
+func TestExtractConflictWordsLikePCP(t *testing.T) {
+	needPCP(t)
+	pcp := "/usr/lib/pcp/bin/pmlogextract"
+	for _, c := range [][]string{
+		{"20190628.04.03", "20190628.06.31"},       // name, type, semantics, units
+		{"-x", "20190628.04.03", "20190628.06.31"}, // the same, left out
+		{"schizo-B", "schizo-A"},                   // PMID changed, among others
+		{"-x", "schizo-B", "schizo-A"},
+		{"dupname-a", "dupname-b"}, // a name given twice
+		{"dupname-b", "dupname-c"},
+	} {
+		args := append([]string(nil), c...)
+		for i, a := range args {
+			if a != "-x" {
+				args[i] = filepath.Join(qaDir, a)
+			}
+		}
+		dir := t.TempDir()
+		theirs := run(slow, nil, pcp, append(args, filepath.Join(dir, "OUT"))...)
+		mine := run(slow, nil, ours("pmlogextract"), append(args, filepath.Join(dir, "OUT2"))...)
+		want := strings.ReplaceAll(theirs.stderr, filepath.Join(dir, "OUT"), "OUT")
+		got := strings.ReplaceAll(mine.stderr, filepath.Join(dir, "OUT2"), "OUT")
+		if !strings.Contains(want, "changed from") {
+			t.Fatalf("%v: PCP's pmlogextract reports no conflict: %s", c, theirs.stderr)
+		}
+		if got != want || (mine.code == 0) != (theirs.code == 0) {
+			t.Errorf("%v: exit %d, stderr\n%s\nwant exit %d, stderr\n%s", c, mine.code, got, theirs.code, want)
+		}
+	}
+}
