@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/toolio"
 	"github.com/pcptools/pcptools/pcptime"
 	"github.com/pcptools/pcptools/stream"
 )
@@ -70,8 +73,9 @@ type accum struct {
 
 type native struct {
 	opts    *Options
-	a       *format.Archive
-	w       *format.Writer
+	w       toolio.Sink
+	version int   // of the output
+	labeled bool  // the output has its label
 	step    int64 // ns
 	base    int64 // ns: interval ends are base + k*step
 	metrics map[stream.PMID]*nMetric
@@ -92,9 +96,19 @@ type native struct {
 	vals    []stream.Val           // scratch for writeInterval
 	written int                    // results written
 	done    bool                   // -s reached
+	// the sampling seen, for warnSampling
+	recs        int           // input results in the current interval
+	perInterval map[int]int   // intervals by the number of input results in them
+	intervals   int           // intervals in perInterval
+	firstRecs   int           // input results in the first interval
+	lastRecs    int           // and in the last
+	gaps        map[int64]int // gaps between input results (ms, no <mark> between)
+	prevRec     int64         // ns of the last input result
+	havePrev    bool
 }
 
-// Output is one archive of a native reduction: its name and interval.
+// Output is one output of a native reduction: its name and interval. An
+// empty Name writes the record stream (docs/stream.md) on Options.Stdout.
 type Output struct {
 	Name     string
 	Interval time.Duration
@@ -102,66 +116,98 @@ type Output struct {
 
 // RunNative reduces input in native mode into one archive per output, in
 // one pass. Nothing is written unless every output is complete.
-func RunNative(input string, outputs []Output, opts Options) (err error) {
+func RunNative(input string, outputs []Output, opts Options) error {
+	return RunNativeInputs([]string{input}, outputs, opts)
+}
+
+// RunNativeInputs reduces the archives inputs names, all of one host, read
+// as one in time order (stream.Concat: a <mark> after each archive that
+// another follows, as libpcp's multi-archive contexts have it), into one
+// output per element of outputs, in one pass. An input may also be a
+// directory of archives or a comma-separated list of them. Archives of
+// different hosts are an error naming both. Nothing is written unless
+// every output is complete (a stream output ends in an error frame).
+func RunNativeInputs(inputs []string, outputs []Output, opts Options) (err error) {
 	opts.defaults()
 	if len(outputs) == 0 {
 		return fmt.Errorf("no output archive")
+	}
+	if len(inputs) == 0 {
+		return fmt.Errorf("no input archive")
 	}
 	for _, o := range outputs {
 		if o.Interval <= 0 {
 			return fmt.Errorf("-t %v: %w", o.Interval, ErrInterval)
 		}
 	}
-	if st, err := os.Stat(input); err == nil && st.IsDir() {
-		return fmt.Errorf("%s: a directory of archives is not supported: name one archive", input)
-	}
 	warn := func(err error) { fmt.Fprintf(opts.Stderr, "%s: warning: %v\n", opts.Prog, err) }
-	a, err := format.Open(input, format.WithWarn(warn))
-	if err != nil {
-		return fmt.Errorf("cannot open archive %q: %w", input, err)
-	}
-	meta, err := a.Meta()
+	as, names, err := openNativeInputs(inputs, warn)
 	if err != nil {
 		return err
 	}
+	meta, err := unionMeta(as)
+	if err != nil {
+		return err
+	}
+	a := as[0]
 	lab := a.Label()
-	from, to, err := nativeWindow(a, &opts)
+	from, to, err := nativeWindow(as, &opts)
 	if err != nil {
 		return err
+	}
+	version := lab.Version
+	for _, x := range as {
+		version = max(version, x.Label().Version)
+	}
+	if opts.Zstd {
+		version = 3
+	}
+	src := lab.Hostname + ":" + filepath.Base(a.Base())
+	if len(as) > 1 {
+		src += ".." + filepath.Base(as[len(as)-1].Base())
 	}
 	var ns_ []*native
 	defer func() {
 		if err != nil {
 			for _, n := range ns_ {
-				n.w.Abort()
+				n.w.Abort(err)
 			}
 		}
 	}()
 	for _, o := range outputs {
-		n := &native{opts: &opts, a: a, metrics: map[stream.PMID]*nMetric{}, step: int64(o.Interval)}
+		n := &native{opts: &opts, metrics: map[stream.PMID]*nMetric{}, step: int64(o.Interval),
+			version: version, perInterval: map[int]int{}, gaps: map[int64]int{}}
 		if err := n.pickDomain(meta); err != nil {
 			return err
 		}
 		if opts.AlignTo > 0 {
 			n.base = floorDiv(ns(lab.Start), int64(opts.AlignTo)) * int64(opts.AlignTo)
 		}
-		n.src = lab.Hostname + ":" + filepath.Base(a.Base())
+		n.src = src
 		if n.reduced {
 			n.src = n.inputSource(meta, n.src)
 		}
-		version := lab.Version
-		if opts.Zstd {
-			version = 3
-		}
-		n.w, err = format.Create(o.Name, format.WriterOptions{Version: version, NoSync: opts.NoSync,
-			Zstd: opts.Zstd, VolumeRecords: opts.VolSamples, Warn: warn})
+		n.w, err = toolio.OpenOutput(o.Name, format.WriterOptions{Version: version, NoSync: opts.NoSync,
+			Zstd: opts.Zstd, VolumeRecords: opts.VolSamples, Overwrite: opts.Overwrite, Warn: warn}, opts.Stdout)
 		if err != nil {
 			return err
 		}
 		ns_ = append(ns_, n)
 	}
-	it := a.Records()
-	defer it.Close()
+	var it stream.Iterator
+	if len(as) == 1 {
+		rit := a.Records()
+		defer rit.Close()
+		it = rit
+	} else {
+		its := make([]stream.Iterator, len(as))
+		for i, x := range as {
+			rit := x.Records()
+			defer rit.Close()
+			its[i] = rit
+		}
+		it = stream.Concat(names, its...)
+	}
 	for it.Next() {
 		r := it.At()
 		if k := r.Kind(); k == stream.KindResult || k == stream.KindMark {
@@ -186,7 +232,7 @@ func RunNative(input string, outputs []Output, opts Options) (err error) {
 			return err
 		}
 		if n.written == 0 {
-			return fmt.Errorf("%s: no samples to reduce", input)
+			return fmt.Errorf("%s: no samples to reduce", strings.Join(inputs, ", "))
 		}
 	}
 	for _, n := range ns_ {
@@ -194,18 +240,109 @@ func RunNative(input string, outputs []Output, opts Options) (err error) {
 			return err
 		}
 	}
+	for _, n := range ns_ {
+		n.warnSampling()
+	}
 	return nil
 }
 
-// nativeWindow is the -S/-T window (the whole archive without them).
-func nativeWindow(a *format.Archive, opts *Options) (from, to stream.Timestamp, err error) {
-	lab := a.Label()
-	end, ok, err := a.End()
-	if err != nil {
-		return from, to, err
+// openNativeInputs opens the inputs (archives, directories of archives,
+// comma-separated lists), reads an archive named twice once, sorts them by
+// their labels' start times, and refuses archives of different hosts.
+func openNativeInputs(inputs []string, warn func(error)) ([]*format.Archive, []string, error) {
+	var as []*format.Archive
+	var names []string
+	add := func(a *format.Archive, name string) {
+		if i := toolio.Repeated(as, a); i >= 0 {
+			toolio.WarnRepeat(warn, name, as[i], names[i], a)
+			return
+		}
+		as, names = append(as, a), append(names, name)
 	}
-	if !ok {
-		return from, to, fmt.Errorf("cannot open archive %q: it holds no data", a.Base())
+	for _, in := range inputs {
+		if st, err := os.Stat(in); err == nil && st.IsDir() {
+			dir, err := format.OpenDir(in, format.WithWarn(warn))
+			if err != nil {
+				return nil, nil, fmt.Errorf("cannot open archives in %q: %w", in, err)
+			}
+			for _, a := range dir {
+				add(a, a.Base())
+			}
+			continue
+		}
+		a, err := format.Open(in, format.WithWarn(warn))
+		if err == nil || !strings.Contains(in, ",") {
+			if err != nil {
+				return nil, nil, fmt.Errorf("cannot open archive %q: %w", in, err)
+			}
+			add(a, in)
+			continue
+		}
+		for _, p := range strings.Split(in, ",") {
+			a, err := format.Open(p, format.WithWarn(warn))
+			if err != nil {
+				return nil, nil, fmt.Errorf("cannot open archive %q: %w", p, err)
+			}
+			add(a, p)
+		}
+	}
+	for i := 1; i < len(as); i++ {
+		if h0, h := as[0].Label().Hostname, as[i].Label().Hostname; h != h0 {
+			return nil, nil, fmt.Errorf("%s (host %q) and %s (host %q): archives of different hosts cannot be reduced as one: reduce each host apart, or all of them with --folio",
+				names[0], h0, names[i], h)
+		}
+	}
+	idx := make([]int, len(as))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(i, j int) bool { return as[idx[i]].Label().Start.Before(as[idx[j]].Label().Start) })
+	sa, sn := make([]*format.Archive, len(as)), make([]string, len(as))
+	for i, k := range idx {
+		sa[i], sn[i] = as[k], names[k]
+	}
+	return sa, sn, nil
+}
+
+// unionMeta is the metadata of the archives as one: every descriptor (the
+// first of each PMID) and every label set.
+func unionMeta(as []*format.Archive) (*format.Metadata, error) {
+	if len(as) == 1 {
+		return as[0].Meta()
+	}
+	u := &format.Metadata{ByPMID: map[stream.PMID]*stream.Desc{}}
+	for _, a := range as {
+		m, err := a.Meta()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a.Base(), err)
+		}
+		for _, d := range m.Descs {
+			if _, ok := u.ByPMID[d.PMID]; !ok {
+				u.ByPMID[d.PMID] = d
+				u.Descs = append(u.Descs, d)
+			}
+		}
+		u.LabelSets = append(u.LabelSets, m.LabelSets...)
+	}
+	return u, nil
+}
+
+// nativeWindow is the -S/-T window (all of the archives without them).
+func nativeWindow(as []*format.Archive, opts *Options) (from, to stream.Timestamp, err error) {
+	lab := as[0].Label()
+	var end stream.Timestamp
+	var any bool
+	for _, a := range as {
+		e, ok, err := a.End()
+		if err != nil {
+			return from, to, fmt.Errorf("%s: %w", a.Base(), err)
+		}
+		if ok && (!any || e.After(end)) {
+			end, any = e, true
+		}
+	}
+	if !any {
+		return from, to, fmt.Errorf("cannot open archive %q: it holds no data", as[0].Base())
 	}
 	loc, err := pcptime.ChooseZone(opts.ArchiveZone, opts.Zone, lab.Timezone, lab.Zoneinfo)
 	if err != nil {
@@ -263,10 +400,13 @@ func (n *native) newPMID(dom uint32) (stream.PMID, error) {
 func (n *native) record(r stream.Record) error {
 	switch r := r.(type) {
 	case *stream.Label:
-		l := *r
-		if n.opts.Zstd && l.Version == 2 {
-			l.Version = 3
+		if n.labeled {
+			// The label of a further archive of several read as one.
+			return nil
 		}
+		n.labeled = true
+		l := *r
+		l.Version = n.version
 		if err := n.w.Write(&l); err != nil || n.reduced {
 			// A reduced input has the context labels to merge with.
 			return err
@@ -318,6 +458,7 @@ func (n *native) endOf(t int64) int64 {
 }
 
 func (n *native) markAt(t stream.Timestamp) error {
+	n.havePrev = false
 	for _, m := range n.metrics {
 		for _, st := range m.insts {
 			st.gapped = true
@@ -352,6 +493,7 @@ func (n *native) result(r *stream.Result) error {
 		}
 		n.curEnd, n.haveCur = end, true
 	}
+	n.sampled(t)
 	if n.reduced {
 		return n.resultReduced(r, t)
 	}
@@ -540,6 +682,15 @@ func (n *native) flush() error {
 		return nil
 	}
 	n.haveCur = false
+	if n.recs > 0 {
+		n.perInterval[n.recs]++
+		if n.intervals == 0 {
+			n.firstRecs = n.recs
+		}
+		n.lastRecs = n.recs
+		n.intervals++
+		n.recs = 0
+	}
 	if len(n.touched) > 0 {
 		if err := n.writeInterval(); err != nil {
 			return err
@@ -550,4 +701,79 @@ func (n *native) flush() error {
 		return n.writeMark(n.curEnd)
 	}
 	return nil
+}
+
+// maxGaps bounds the distinct gaps warnSampling keeps (in ms): beyond, the
+// sampling is irregular enough that the first ones tell it.
+const maxGaps = 10000
+
+// sampled notes an input result at t (ns) for warnSampling.
+func (n *native) sampled(t int64) {
+	n.recs++
+	if n.havePrev && t > n.prevRec {
+		g := (t - n.prevRec + 5e5) / 1e6
+		if _, ok := n.gaps[g]; ok || len(n.gaps) < maxGaps {
+			n.gaps[g]++
+		}
+	}
+	n.prevRec, n.havePrev = t, true
+}
+
+// warnSampling warns when the median number of input results per output
+// interval (the first and last left out, partial, when there are 3 or
+// more) is below 2: the interval is then about the sampling interval or
+// shorter, and the output (8 values per instant metric-instance and
+// interval) is about as large as the input or larger.
+func (n *native) warnSampling() {
+	if n.intervals >= 3 {
+		// The first and last intervals are partial.
+		n.perInterval[n.firstRecs]--
+		n.perInterval[n.lastRecs]--
+	}
+	med := medianOf(n.perInterval)
+	if med >= 2 || med < 0 {
+		return
+	}
+	seen := "once"
+	if g := medianOf(n.gaps); g > 0 {
+		seen = "every " + FormatInterval(time.Duration(g)*time.Millisecond)
+	}
+	fmt.Fprintf(n.opts.Stderr, "%s: warning: -t %s: the input is sampled %s, a median of %d sample per interval: "+
+		"the output is about as large as the input or larger; choose an interval of 10 samples or more\n",
+		n.opts.Prog, FormatInterval(time.Duration(n.step)), seen, med)
+}
+
+// medianOf is the median key of a histogram (key → count), the upper of
+// the two middle ones; -1 when it is empty.
+func medianOf[K int | int64](h map[K]int) K {
+	keys := make([]K, 0, len(h))
+	total := 0
+	for k, c := range h {
+		keys = append(keys, k)
+		total += c
+	}
+	if total == 0 {
+		return -1
+	}
+	slices.Sort(keys)
+	seen := 0
+	for _, k := range keys {
+		seen += h[k]
+		if 2*seen > total {
+			return k
+		}
+	}
+	return keys[len(keys)-1]
+}
+
+// FormatInterval writes an interval as -t takes it: 10s, 5m, 1h30m, 250ms.
+func FormatInterval(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

@@ -110,6 +110,9 @@ type Options struct {
 	AlignTo time.Duration
 	// Zstd (native mode) compresses the output's volumes (a v3 archive).
 	Zstd bool
+	// Overwrite (native mode) replaces existing output archives, which
+	// stay whole until the new ones are complete.
+	Overwrite bool
 	// Prog names the program in messages ("pmlogreduce", "pcpreduce").
 	Prog string
 	// Stdout receives pmlogreduce's timezone note; Stderr its warnings.

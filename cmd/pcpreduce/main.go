@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -18,6 +19,7 @@ import (
 	"github.com/pcptools/pcptools/internal/toolio"
 	"github.com/pcptools/pcptools/pcptime"
 	"github.com/pcptools/pcptools/reduce"
+	"github.com/pcptools/pcptools/stream/pipe"
 )
 
 func main() { toolio.Main(run) }
@@ -51,7 +53,10 @@ var opts = toolio.Opts{
 	toolio.OptZ,
 	toolio.OptZone,
 	toolio.OptOutput,
+	toolio.OptFolio,
+	toolio.OptJobs,
 	toolio.OptNoSync,
+	toolio.OptOverwrite,
 	toolio.OptZstd,
 }
 
@@ -75,7 +80,7 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	app := toolio.App{
 		Name:      prog,
 		Usage:     "subsample a PCP archive (pmlogreduce)",
-		UsageText: "pcpreduce [options] [archive] [-o OUT | OUT]\n   pcpcat A | pcpreduce -t 1h -o OUT",
+		UsageText: "pcpreduce [options] [archive ...] [-o OUT | -o - | OUT]\n   pcpcat A | pcpreduce -t 1h -o OUT\n   pcpreduce --folio -t 1h FOLIO|DIR ... -o OUTDIR",
 		Opts:      opts,
 		Compat:    compat,
 		Action: func(c *cli.Context) error {
@@ -136,56 +141,88 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 		opts.Interval = d
 	}
 	args := c.Args().Slice()
-	var in, out string
-	switch {
-	case compat:
+	if compat {
 		if len(args) != 2 {
 			return toolio.UsageError{Msg: "Error: insufficient arguments"}
 		}
-		in, out = args[0], args[1]
-	default:
-		opts.NoSync = c.Bool("no-sync")
-		if err := checkFirst(c); err != nil {
-			return err
-		}
-		out = c.String("o")
-		if out == "" && len(args) > 0 {
-			out, args = args[len(args)-1], args[:len(args)-1]
-		}
-		if out == "" {
-			return toolio.UsageError{Msg: "name the output archive (-o OUT, or last)"}
-		}
-		if len(args) > 1 {
-			return toolio.UsageError{Msg: "name one input archive (or pipe a stream into standard input)"}
-		}
-		if len(args) == 1 {
-			in = args[0]
-		} else {
-			dir, err := os.MkdirTemp("", "pcpreduce")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(dir)
-			warn := func(err error) { fmt.Fprintf(stderr, "%s: warning: %v\n", prog, err) }
-			a, err := toolio.Spill(nil, stdin, dir, "in", format.WriterOptions{}, warn)
-			if err != nil {
-				return err
-			}
-			in = a.Base()
-		}
+		return reduce.Run(args[0], args[1], opts)
 	}
-	if compat {
-		return reduce.Run(in, out, opts)
-	}
-	outs, err := nativeOutputs(c, out)
-	if err != nil {
+	opts.NoSync, opts.Overwrite = c.Bool("no-sync"), c.Bool("overwrite")
+	if err := checkFirst(c); err != nil {
 		return err
 	}
 	if opts.AlignTo, err = nativeAlign(c); err != nil {
 		return err
 	}
 	opts.Mode, opts.Align, opts.Zstd = reduce.Native, "", c.Bool("zstd")
-	return reduce.RunNative(in, outs, opts)
+	if c.Bool("folio") {
+		return folioReduce(c, opts, args)
+	}
+	ins, out, err := nativeArgs(c, args)
+	if err != nil {
+		return err
+	}
+	outs, err := nativeOutputs(c, out)
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		if opts.Zstd {
+			return toolio.UsageError{Msg: "--zstd compresses an archive's volumes: write an archive (-o OUT), not the record stream"}
+		}
+		if f, ok := stdout.(*os.File); ok && pipe.IsTerminal(f) {
+			return toolio.ErrTerminal
+		}
+	}
+	if len(ins) == 0 {
+		dir, err := os.MkdirTemp("", "pcpreduce")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		warn := func(err error) { fmt.Fprintf(stderr, "%s: warning: %v\n", prog, err) }
+		a, err := toolio.Spill(nil, stdin, dir, "in", format.WriterOptions{}, warn)
+		if err != nil {
+			return err
+		}
+		ins = []string{a.Base()}
+	}
+	return reduce.RunNativeInputs(ins, outs, opts)
+}
+
+// nativeArgs splits the arguments into the inputs (none: the stream on
+// standard input) and the output ("": the record stream on standard
+// output). Without -o, the last argument names the output unless it is an
+// existing archive (then every argument is an input).
+func nativeArgs(c *cli.Context, args []string) (ins []string, out string, err error) {
+	if c.IsSet("o") {
+		out = toolio.StdioOutput(c.String("o"))
+		if c.String("o") == "" {
+			return nil, "", toolio.UsageError{Msg: "-o needs the output archive's name (or - for the record stream)"}
+		}
+	} else if n := len(args); n > 0 && !isArchive(args[n-1]) && args[n-1] != "-" {
+		out, args = args[n-1], args[:n-1]
+	}
+	ins, err = toolio.StdioInputs(args)
+	if err != nil {
+		return nil, "", toolio.UsageError{Msg: err.Error()}
+	}
+	return ins, out, nil
+}
+
+// isArchive says whether name names an existing archive (or a directory
+// of them, or a list of archives separated by commas).
+func isArchive(name string) bool {
+	if st, err := os.Stat(name); err == nil && st.IsDir() {
+		return true
+	}
+	for _, p := range strings.Split(name, ",") {
+		if _, err := format.Open(p); err == nil {
+			return true
+		}
+	}
+	_, err := format.Open(name)
+	return err == nil
 }
 
 // checkFirst refuses native-mode options before a stream is read.

@@ -15,13 +15,17 @@ import (
 
 // nativeOutputs parses -t (a comma-separated list of intervals, default
 // 10m) and names the outputs: OUT for one interval; OUT.5m, OUT.1h, ...
-// (the interval as given) for several.
+// (the interval as given) for several. An empty out is the record stream
+// on standard output, for one interval only.
 func nativeOutputs(c *cli.Context, out string) ([]reduce.Output, error) {
 	spec := "10m"
 	if c.IsSet("t") {
 		spec = c.String("t")
 	}
 	parts := strings.Split(spec, ",")
+	if out == "" && len(parts) > 1 {
+		return nil, toolio.UsageError{Msg: fmt.Sprintf("-t %s writes one archive per interval (OUT.INTERVAL): name them with -o OUT; the record stream on standard output carries one interval", spec)}
+	}
 	var outs []reduce.Output
 	seen := map[time.Duration]bool{}
 	for _, p := range parts {
