@@ -467,7 +467,7 @@ func (e *Extractor) makeLabel() error {
 	}
 	for _, in := range e.ins {
 		if in.state != stDone && in.label.Timezone != tz.label.Timezone {
-			e.warn(fmt.Errorf("timezone mismatch: %s has %q, %s (used) has %q", in.name, in.label.Timezone, tz.name, tz.label.Timezone))
+			e.warn(&TZMismatch{Used: tz.name, UsedTZ: tz.label.Timezone, Other: in.name, OtherTZ: in.label.Timezone})
 		}
 	}
 	start := first.label.Start
@@ -535,6 +535,14 @@ func (e *Extractor) readMeta(its []stream.CloserIterator) error {
 		e.warn(&SkippedWarning{e.store.skipList})
 	}
 	return nil
+}
+
+// TZMismatch warns that an input's timezone is not the one the output
+// takes (the last input's, or with -f the first's).
+type TZMismatch struct{ Used, UsedTZ, Other, OtherTZ string }
+
+func (w *TZMismatch) Error() string {
+	return fmt.Sprintf("timezone mismatch: %s has %q, %s (used) has %q", w.Other, w.OtherTZ, w.Used, w.UsedTZ)
 }
 
 // Label returns the output label (its start is the earliest input's; a

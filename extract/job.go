@@ -49,6 +49,20 @@ type Settings struct {
 	Quiet       bool // no zone note (folio jobs)
 	NoProgress  bool // no progress display (-q; PCP's name)
 	WarnPrefix  string
+	// given maps each input archive's base name to the name it was
+	// given by (pmlogextract's messages name archives so).
+	given map[string]string
+}
+
+// givenName returns the name the archive holding file was given by, or
+// file.
+func (s *Settings) givenName(file string) string {
+	for base, name := range s.given {
+		if strings.HasPrefix(file, base+".") {
+			return name
+		}
+	}
+	return file
 }
 
 func (s *Settings) Warn(err error) {
@@ -57,7 +71,24 @@ func (s *Settings) Warn(err error) {
 		// pmlogextract's words.
 		var sw *SkipWarning
 		var sk *SkippedWarning
+		var tz *TZMismatch
+		var fe *format.FormatError
 		switch {
+		case toolio.IndexWarning(err):
+			return // pmlogextract reads no index, and says nothing of one
+		case errors.As(err, &tz):
+			fmt.Fprintf(s.Stderr, "%s: Warning: timezone mismatch for input archives\n", s.WarnPrefix)
+			fmt.Fprintf(s.Stderr, "archive: %s timezone: %s [will be used]\n", tz.Used, tz.UsedTZ)
+			fmt.Fprintf(s.Stderr, "archive: %s timezone: %s [will be ignored]\n", tz.Other, tz.OtherTZ)
+			return
+		case errors.Is(err, format.ErrTruncated) && errors.As(err, &fe):
+			// libpcp's words for a record cut short.
+			fmt.Fprintf(s.Stderr, "%s: Error: __pmLogRead[log %s]: Corrupted record in a PCP archive log\n", s.WarnPrefix, s.givenName(fe.File))
+			if st, serr := os.Stat(fe.File); serr == nil {
+				fmt.Fprintf(s.Stderr, "%s: Error occurred at byte offset %d into a file of %d bytes.\n", s.WarnPrefix, fe.Offset, st.Size())
+			}
+			fmt.Fprintln(s.Stderr, "The last record, and the remainder of this file will not be extracted.")
+			return
 		case errors.As(err, &sw):
 			fmt.Fprintf(s.Stderr, "%s: Warning: %s\n", s.WarnPrefix, sw.PCP)
 			return
@@ -125,6 +156,12 @@ func (s *Settings) Merge(j Job) (err error) {
 				}
 				inputs = append(inputs, Input{Name: names[i], Archive: a})
 				archives = append(archives, a)
+				if s.Compat {
+					if s.given == nil {
+						s.given = map[string]string{}
+					}
+					s.given[a.Base()] = names[i]
+				}
 			}
 		}
 	}
@@ -218,6 +255,9 @@ func (s *Settings) Merge(j Job) (err error) {
 	if n == 0 {
 		err := errors.New("no records in the time window or selection: no output written")
 		sink.Abort(err)
+		if s.Compat {
+			return pcpError{fmt.Sprintf("Warning: no qualifying records found.\nArchive \"%s\" not created.", j.Out)}
+		}
 		return err
 	}
 	err = sink.Close()

@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"os"
 
@@ -54,6 +55,14 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	if compat {
 		usage = "pmlogextract [-dfmwxz] [-c configfile] [-S start] [-s samples] [-T finish] [-V version] [-v volsamples] [-Z tz] input [...] output"
 	}
+	// pmlogextract's standard output, when not a terminal, is buffered
+	// until it exits, so its timezone note comes after its warnings and
+	// errors: scripts (PCP's QA tests, 2>&1) see that order.
+	noteOut := stdout
+	var deferred bytes.Buffer
+	if f, ok := stdout.(*os.File); compat && !(ok && pipe.IsTerminal(f)) {
+		noteOut = &deferred
+	}
 	app := toolio.App{
 		Name:      prog,
 		Usage:     "merge, window and select PCP archives (pmlogextract)",
@@ -61,19 +70,21 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		Opts:      opts,
 		Compat:    compat,
 		Action: func(c *cli.Context) error {
-			return action(c, prog, compat, stdin, stdout, stderr)
+			return action(c, prog, compat, stdin, stdout, stderr, noteOut)
 		},
 	}
-	return toolio.Exit(prog, app.Run(args, stdin, stdout, stderr), stderr)
+	status = toolio.Exit(prog, app.Run(args, stdin, stdout, stderr), stderr)
+	stdout.Write(deferred.Bytes())
+	return status
 }
 
-func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, stderr io.Writer) error {
+func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, stderr, noteOut io.Writer) error {
 	// pmlogextract prints its timezone note on standard output, and
 	// scripts see it there; pcpextract's standard output may carry the
 	// record stream, which nothing else may enter.
 	s := &extract.Settings{Prog: prog, Compat: compat, Stderr: stderr, NoteOut: stderr}
 	if compat {
-		s.NoteOut = stdout
+		s.NoteOut = noteOut
 	}
 	s.Start, s.Finish = c.String("S"), c.String("T")
 	s.ArchiveZone, s.Zone = c.Bool("z"), c.String("Z")

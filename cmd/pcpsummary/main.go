@@ -12,7 +12,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/pcptools/pcptools/format"
@@ -119,7 +118,7 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	warn := func(err error) {
 		if errors.Is(err, format.ErrTruncated) {
 			truncated = err
-		} else if compat && indexWarning(err) {
+		} else if compat && toolio.IndexWarning(err) {
 			return // pmlogsummary says nothing about an index it cannot use
 		}
 		fmt.Fprintf(stderr, "%s: warning: %v\n", prog, err)
@@ -163,16 +162,6 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		return toolio.ExitFailed
 	}
 	return toolio.ExitOK
-}
-
-// indexWarning reports whether a reader's warning is about the temporal
-// index only.
-func indexWarning(err error) bool {
-	if strings.HasPrefix(err.Error(), "index ") {
-		return true
-	}
-	var fe *format.FormatError
-	return errors.As(err, &fe) && strings.Contains(filepath.Base(fe.File), ".index")
 }
 
 // open opens what libpcp takes as one archive context: an archive, a

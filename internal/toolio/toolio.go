@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/stream"
@@ -340,4 +341,15 @@ func WholeStream(in *Input) (meta *format.Metadata, it stream.Iterator, ok bool,
 		return nil, nil, false, fmt.Errorf("the stream's METADATA frame: %v", err)
 	}
 	return meta, pipe.Announced(it, recs), true, nil
+}
+
+// IndexWarning reports whether a reader's warning is about an archive's
+// temporal index only (PCP's tools that read archives sequentially say
+// nothing of one, and under their names neither do ours).
+func IndexWarning(err error) bool {
+	if strings.HasPrefix(err.Error(), "index ") {
+		return true
+	}
+	var fe *format.FormatError
+	return errors.As(err, &fe) && strings.Contains(filepath.Base(fe.File), ".index")
 }
