@@ -34,6 +34,10 @@ import (
 // single interval has "insufficient":true and no statistics; with -B,
 // "bins":[{"le":55.9,"count":41},...] ("le" is null for pmlogsummary's
 // empty "[]" bins).
+//
+// An object whose statistics come from the aggregates of an archive
+// reduced by pcpreduce (reduced.go) ends with "from_aggregates":true and
+// "reduce_interval" (the reduction's interval, in seconds).
 
 const jsonTime = "2006-01-02T15:04:05.000000Z07:00"
 
@@ -109,6 +113,10 @@ func (s *summarizer) appendJSON(b []byte, st *Stat) []byte {
 	}
 	b = append(b, `,"sparse":`...)
 	b = strconv.AppendBool(b, st.Sparse)
+	if st.FromAggregates {
+		b = append(b, `,"from_aggregates":true,"reduce_interval":`...)
+		b = appendJSONNum(b, st.ReduceInterval)
+	}
 	if st.Bins != nil {
 		b = append(b, `,"bins":[`...)
 		for i, bin := range st.Bins {

@@ -120,6 +120,9 @@ type summarizer struct {
 	dayflag bool
 	spec    *MetricSpec
 	b       []byte
+	// red holds the aggregates of an archive reduced by pcpreduce
+	// (reduced.go); nil otherwise, and always for pmlogsummary.
+	red *reduced
 }
 
 // Run prints the summary of archive a, as pmlogsummary prints it, on w.
@@ -171,6 +174,12 @@ func (s *summarizer) run() error {
 		}
 	}
 	s.acc = newAccumulator(&s.o, s.meta)
+	s.red = newReduced(&s.o, md, func(format string, args ...any) {
+		fmt.Fprintf(s.warn, "%s: warning: "+format, append([]any{s.o.Prog}, args...)...)
+	})
+	if s.red != nil && !s.o.JSON && !s.o.CSV {
+		fmt.Fprintf(s.w, "Note: reduced archive (pcpreduce, %g s intervals): statistics from its aggregates; minimum and maximum times are interval ends\n", s.red.interval)
+	}
 	if err := s.window(lab); err != nil {
 		return err
 	}
@@ -304,6 +313,9 @@ func (s *summarizer) pass(f func(*stream.Result, timeval) error) error {
 				return nil
 			}
 			s.acc.mark(ts)
+			if s.red != nil {
+				s.red.mark(ts)
+			}
 		case *stream.Result:
 			ts = toTimeval(r.T)
 			if !ts.notAfter(s.finish) {
@@ -311,10 +323,18 @@ func (s *summarizer) pass(f func(*stream.Result, timeval) error) error {
 			}
 			if r.NumPMID() == 0 {
 				s.acc.mark(ts)
+				if s.red != nil {
+					s.red.mark(ts)
+				}
 				continue
 			}
 			if err := f(r, ts); err != nil {
 				return err
+			}
+			if s.red != nil {
+				if err := s.red.add(r, ts); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -405,6 +425,9 @@ func (s *summarizer) printMetric(name string) {
 		return
 	}
 	delete(s.acc.metrics, pmid)
+	if s.red != nil && s.spec == nil && s.red.hides(pmid) {
+		return // an aggregate of a metric summarised from its aggregates
+	}
 	filter := s.spec != nil && len(s.spec.Insts) > 0
 	for _, is := range m.insts {
 		iname, named := s.meta.InstName(m.indom, is.inst)
@@ -416,6 +439,9 @@ func (s *summarizer) printMetric(name string) {
 		}
 		st := s.stat(name, m, is)
 		st.InstName, st.Named = iname, named
+		if ri := s.red.lookup(pmid, is.inst); ri != nil {
+			s.red.apply(ri, &st, &s.o)
+		}
 		if s.o.JSON {
 			s.b = s.appendJSON(s.b[:0], &st)
 		} else if s.o.CSV {
@@ -458,6 +484,12 @@ type Stat struct {
 	Samples             uint64
 	FirstSeen, LastSeen stream.Timestamp
 	Gaps, Resets, Marks uint32
+
+	// FromAggregates says that the statistics come from the aggregates
+	// of an archive reduced by pcpreduce (reduced.go), of intervals of
+	// ReduceInterval seconds.
+	FromAggregates bool
+	ReduceInterval float64
 }
 
 // Bin is one bin of a histogram: the values up to Upper (and above the
