@@ -74,6 +74,17 @@ func (m *metaStore) dueOf(p stream.PMID) (stream.Timestamp, bool) {
 	return t, ok
 }
 
+// clearDue forgets every due time: metadata that arrives in the middle of
+// a stream (an input whose metadata is inline) can make metadata due
+// earlier than computed.
+func (m *metaStore) clearDue() {
+	if len(m.due) == 0 {
+		return
+	}
+	clear(m.due)
+	m.dueSlots = [len(m.dueSlots)]dueSlot{}
+}
+
 func (m *metaStore) setDue(p stream.PMID, t stream.Timestamp) {
 	m.due[p] = t
 	m.dueSlots[dueSlotOf(p)] = dueSlot{p: p, t: t, set: true}
@@ -235,6 +246,7 @@ func (m *metaStore) add(i int, rec stream.Record, from stream.Iterator) (bool, e
 		}
 		e.vers = append(e.vers, &indomVer{rec: full})
 		e.sorted = false
+		m.clearDue()
 		return true, nil
 	case *stream.LabelSet:
 		if m.sel != nil && !m.wantLabel(r) {
@@ -246,6 +258,7 @@ func (m *metaStore) add(i int, rec stream.Record, from stream.Iterator) (bool, e
 			m.labels[r.Type] = h
 		}
 		h.Add(r.Ident, &labelEnt{rec: stream.CloneRecord(r).(*stream.LabelSet)})
+		m.clearDue()
 		return true, nil
 	case *stream.Text:
 		if m.sel != nil && !m.wantText(r) {

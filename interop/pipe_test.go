@@ -140,18 +140,20 @@ func TestPipeRewriteLikeDirect(t *testing.T) {
 }
 
 // TestPipeChainLikePCP is the issue's job: pcpcat A | pcprewrite | pcpextract
-// against pmlogextract A, then pmlogrewrite of that. Only with
-// PCPTOOLS_PIPE_FULL=1: pcpextract's reading of metadata that arrives
-// inside a stream (which pcprewrite's output is: it cannot send its output
-// metadata up front, as it drops what follows the last data record) does
-// not yet match its reading of an archive's .meta on every archive.
+// against pmlogextract A, then pmlogrewrite of that. pcpextract reads the
+// metadata that arrives inside pcprewrite's stream (pcprewrite cannot send
+// its output metadata up front: it drops what follows the last data
+// record). With PCPTOOLS_PIPE_FULL=1 every case runs (306 of 316 matched
+// on 2026-11-24); CI runs pipeCases' subset but for the cases of
+// pipeChainOpen, which do not match yet.
 func TestPipeChainLikePCP(t *testing.T) {
-	if os.Getenv("PCPTOOLS_PIPE_FULL") == "" {
-		t.Skip("PCPTOOLS_PIPE_FULL=1 runs the whole chain against PCP's")
-	}
 	needPCP(t)
+	full := os.Getenv("PCPTOOLS_PIPE_FULL") != ""
 	byName, names := pipeCasesByName(t)
 	forEach(t, names, func(t *testing.T, name string) {
+		if why := pipeChainOpen[name]; why != "" && !full {
+			t.Skipf("not yet like PCP's chain: %s", why)
+		}
 		c := byName[name]
 		dir := t.TempDir()
 		theirs := shell(t, dir, `in=$1; shift; /usr/bin/pmlogextract "$in" tmp && /usr/lib/pcp/bin/pmlogrewrite "$@" tmp theirs`, append([]string{c.archive}, absArgs(t, c.theirs)...)...)
@@ -182,6 +184,18 @@ func TestPipeChainLikePCP(t *testing.T) {
 			t.Errorf("pmdumplog %v differs from PCP's chain: %s", pipeFlags, d)
 		}
 	})
+}
+
+// pipeChainOpen are the cases of CI's subset whose chain output does not
+// match PCP's yet, and how (PCPTOOLS_PIPE_FULL=1 runs them, with the ten
+// others of the whole set: the order of instance domains and label sets
+// written at one time, and which version of an instance domain is taken).
+var pipeChainOpen = map[string]string{
+	"own_text_omnibus_v3":      "help text records come in another order",
+	"own_label_omnibus_v3":     "a domain's label sets at one time come in another order",
+	"expr_indom_omnibus_v3":    "instance label sets come in another order",
+	"own_indom_omnibus_v3":     "instance label sets come in another order",
+	"own_global_v3_omnibus_v3": "the v3 label's feature bits are lost in the stream",
 }
 
 // TestPipeRewriteCut: a stream cut anywhere (in the METADATA frame, in a
