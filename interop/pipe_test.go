@@ -195,7 +195,7 @@ var pipeChainOpen = map[string]string{
 	"own_label_omnibus_v3":     "a domain's label sets at one time come in another order",
 	"expr_indom_omnibus_v3":    "instance label sets come in another order",
 	"own_indom_omnibus_v3":     "instance label sets come in another order",
-	"own_global_v3_omnibus_v3": "the v3 label's feature bits are lost in the stream",
+	"own_global_v3_omnibus_v3": "the rewrite sets v3 feature bits, which pcpextract, last in our chain, does not carry (nor does pmlogextract); PCP's chain sets them last",
 }
 
 // TestPipeRewriteCut: a stream cut anywhere (in the METADATA frame, in a
