@@ -59,6 +59,29 @@ func TestProgress(t *testing.T) {
 	if b, _ := os.ReadFile(pts); p.code != 0 || strings.Contains(string(b), "records") {
 		t.Errorf("pmlogextract's name on a terminal: %d, progress shown:\n%s", p.code, b)
 	}
+	// pcpsummary shows it while it reads, and ends it before the summary;
+	// not with -q, and never as pmlogsummary. The summary is the same.
+	summ := func(name string, args ...string) string {
+		t.Helper()
+		ts := filepath.Join(dir, name+".typescript")
+		r := run(time.Minute, nil, "script", "-qec", "stty cols 120 rows 40; "+strings.Join(args, " ")+" "+src, ts)
+		b, _ := os.ReadFile(ts)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, r.code, b)
+		}
+		return strings.ReplaceAll(string(b), "\r\n", "\n")
+	}
+	plain := run(time.Minute, nil, ours("pcpsummary"), src)
+	shown = summ("s", ours("pcpsummary"))
+	if i, j := strings.Index(shown, "records"), strings.Index(shown, plain.stdout); i < 0 || j < i || strings.Contains(shown[j:], "records") {
+		t.Errorf("pcpsummary on a terminal: want the progress, then the summary:\n%s", shown)
+	}
+	if q := summ("sq", ours("pcpsummary"), "-q"); strings.Contains(q, "records") {
+		t.Errorf("pcpsummary -q shows progress:\n%s", q)
+	}
+	if c := summ("sc", ours("pmlogsummary")); strings.Contains(c, "records") || !strings.Contains(c, plain.stdout) {
+		t.Errorf("pmlogsummary's name on a terminal: progress shown, or another summary:\n%s", c)
+	}
 	for _, s := range []string{".0", ".meta", ".index"} {
 		a, _ := os.ReadFile(filepath.Join(dir, "tty"+s))
 		b, _ := os.ReadFile(filepath.Join(dir, "file"+s))

@@ -16,6 +16,8 @@ type Command struct {
 	// are folios, directories or archives of many hosts (see RunHosts;
 	// the command splits them, SplitInputs).
 	Folio bool
+	// Quiet is -q/--quiet: no progress display on a terminal.
+	Quiet bool
 }
 
 // UsageError is a command line pmlogsummary refuses; Msg is what it says
@@ -68,6 +70,10 @@ func ParseCommandLine(prog string, args []string) (*Command, error) {
 		}
 		if a == "--folio" && prog != "pmlogsummary" {
 			c.Folio = true
+			continue
+		}
+		if (a == "--quiet" || a == "-q") && prog != "pmlogsummary" {
+			c.Quiet = true
 			continue
 		}
 		if (a == "--percentiles" || strings.HasPrefix(a, "--percentiles=")) && prog != "pmlogsummary" {

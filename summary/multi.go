@@ -24,6 +24,15 @@ func Multi(names []string, as []*format.Archive) Archive {
 
 func (m *multi) Label() stream.Label { return m.as[0].Label() }
 
+// DataSize is the size of every archive's data volumes.
+func (m *multi) DataSize() int64 {
+	var n int64
+	for _, a := range m.as {
+		n += a.DataSize()
+	}
+	return n
+}
+
 func (m *multi) End() (stream.Timestamp, bool, error) {
 	for i := len(m.as) - 1; i >= 0; i-- {
 		t, ok, err := m.as[i].End()

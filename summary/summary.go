@@ -63,6 +63,12 @@ type Options struct {
 	Host        string
 	NoCSVHeader bool
 
+	// OnRecord, when set, sees each record of the first pass as it is
+	// read, and AfterRead is called once the archive has been read,
+	// before anything is printed (a progress display).
+	OnRecord  func(stream.Record)
+	AfterRead func(ok bool)
+
 	// CounterWrap treats a counter that went down as one that wrapped
 	// (pmlogsummary does when $PCP_COUNTER_WRAP is set).
 	CounterWrap bool
@@ -218,6 +224,9 @@ func (s *summarizer) run() error {
 			fetchErr = err
 		}
 	}
+	if s.o.AfterRead != nil {
+		s.o.AfterRead(fetchErr == nil)
+	}
 	if s.o.CSV && !s.o.NoCSVHeader {
 		s.b = appendCSVHeaderFor(s.b[:0], &s.o, s.o.HostColumn)
 		s.w.Write(s.b)
@@ -304,7 +313,14 @@ func (s *summarizer) window(lab stream.Label) error {
 func (s *summarizer) pass(f func(*stream.Result, timeval) error) error {
 	it := s.a.Records(format.DataOnly(), format.From(s.start.stamp()))
 	defer it.Close()
+	seen := s.o.OnRecord
+	if s.acc.binning {
+		seen = nil // the second look at the values (-B) is not counted again
+	}
 	for it.Next() {
+		if seen != nil {
+			seen(it.At())
+		}
 		var ts timeval
 		switch r := it.At().(type) {
 		case *stream.Mark:

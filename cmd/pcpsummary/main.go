@@ -59,6 +59,7 @@ const ownUsage = `      --json            print one JSON object per metric and i
       --csv             print a CSV header and one row per metric and instance
       --percentiles=LIST
                         with --json or --csv, add these percentiles (e.g. 50,90,99; 1% relative accuracy)
+  -q, --quiet           no progress display (shown when standard error is a terminal)
       --folio           the archives named (folios, directories, archives) are many hosts':
                         one summary per host, hosts in parallel, in the order of their names
 
@@ -149,7 +150,19 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		fmt.Fprintf(stderr, "%s: Cannot open archive %q: %v\n", prog, cmd.Archive, err)
 		return toolio.ExitFailed
 	}
-	if err := summary.Run(stdout, a, cmd.Options); err != nil {
+	o := cmd.Options
+	if pr := toolio.StartProgress(stderr, dataSize(a), compat || cmd.Quiet); pr != nil {
+		// The display ends before the summary is printed.
+		done := false
+		o.OnRecord = pr.Record
+		o.AfterRead = func(ok bool) { done = true; pr.Done(ok) }
+		defer func() {
+			if !done {
+				pr.Done(false)
+			}
+		}()
+	}
+	if err := summary.Run(stdout, a, o); err != nil {
 		var ne *summary.NamesError
 		if !errors.As(err, &ne) || !compat {
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
@@ -186,4 +199,13 @@ func open(name string, warn func(error)) (summary.Archive, error) {
 		return summary.Multi(names, as), nil
 	}
 	return format.Open(name, format.WithWarn(warn))
+}
+
+// dataSize is the size of the data volumes of a, for the progress display
+// (0 when unknown: no display).
+func dataSize(a summary.Archive) int64 {
+	if s, ok := a.(interface{ DataSize() int64 }); ok {
+		return s.DataSize()
+	}
+	return 0
 }
