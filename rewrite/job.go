@@ -5,6 +5,7 @@ package rewrite
 // the record stream, or in place.
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -36,19 +37,76 @@ type Job struct {
 	damage    error // a truncated input record, met while reading
 	NoSync    bool  // --no-sync (never with -i: the input is at stake)
 	Overwrite bool  // --overwrite: replace an existing output archive
+	// DebugLog: -Dlog (or -Dall); as pmlogrewrite, only the short read of
+	// a truncated record is said (no other debugging output).
+	DebugLog bool
+}
+
+// CompatError prints err as pmlogrewrite does when it is an error in the
+// rules (its own wording, no program name) and returns the exit status to
+// give; other errors are returned as they are.
+func CompatError(err error, stderr io.Writer) error {
+	if e, ok := rules.AsError(err); ok {
+		fmt.Fprintln(stderr, e.PCPText())
+		return toolio.Silent{Code: toolio.ExitFailed}
+	}
+	return err
 }
 
 func (j *Job) warn(err error) {
 	if errors.Is(err, format.ErrTruncated) && j.damage == nil {
 		j.damage = err
 	}
+	if j.Compat {
+		// pmlogrewrite reads on without a word where our reader warns
+		// (index entries past the end of a volume, ...); a truncated
+		// record is reported when the rewrite fails (pcpDamage).
+		return
+	}
 	fmt.Fprintf(j.Stderr, "%s: Warning: %v\n", j.Prog, err)
+}
+
+// warnings prints the rules' warnings: all with -w, else those
+// pmlogrewrite prints regardless; as pmlogrewrite, in its words and order.
+func (j *Job) warnings(ws []rules.Warning) {
+	if j.Compat {
+		ws = append([]rules.Warning(nil), ws...)
+		rules.SortPCP(ws, j.Config.Files)
+	}
+	for _, w := range ws {
+		if !j.Warnings && !w.Always {
+			continue
+		}
+		if j.Compat {
+			fmt.Fprintln(j.Stderr, w.PCPText())
+		} else {
+			fmt.Fprintf(j.Stderr, "%s: %s\n", j.Prog, w)
+		}
+	}
 }
 
 // Run runs the job: the input from j.In, or the stream on stdin; the
 // output to j.Out, or the stream on stdout. A Silent error carries the exit
 // status of a run that has said what it had to say.
-func (j *Job) Run(stdin *os.File, stdout io.Writer) error {
+func (j *Job) Run(stdin *os.File, stdout io.Writer) (err error) {
+	if j.Compat {
+		// What pmlogrewrite prints on its standard output (the -v
+		// summary) reaches a pipe at exit, after its standard error.
+		// (-D makes no difference: 6.0.3 leaves stdout buffered.)
+		var buf bytes.Buffer
+		defer func() { stdout.Write(buf.Bytes()) }()
+		defer func() {
+			if err != nil {
+				err = CompatError(err, j.Stderr)
+			}
+		}()
+		return j.run(stdin, stdout, &buf)
+	}
+	return j.run(stdin, stdout, stdout)
+}
+
+// run is Run; report is where pmlogrewrite's -v summary goes (compat mode).
+func (j *Job) run(stdin *os.File, stdout, report io.Writer) error {
 	var src *source
 	var err error
 	if j.In == "" {
@@ -73,15 +131,20 @@ func (j *Job) Run(stdin *os.File, stdout io.Writer) error {
 	}
 	plan, err := rules.Compile(j.Config, meta, rules.CompileOptions{OutputVersion: outVer, Scale: j.Scale})
 	if err != nil {
+		if e, ok := rules.AsError(err); ok && j.Compat {
+			// pmlogrewrite has warned about the clauses before it
+			// finds the error.
+			j.warnings(e.Warnings)
+		}
 		return err
 	}
-	for _, w := range plan.Warnings {
-		if j.Warnings || w.Always {
-			fmt.Fprintf(j.Stderr, "%s: %s\n", j.Prog, w)
-		}
-	}
+	j.warnings(plan.Warnings)
 	if j.Verbose {
-		Report(j.Stderr, plan)
+		if j.Compat {
+			plan.ReportPCP(report, &meta.Label)
+		} else {
+			Report(j.Stderr, plan)
+		}
 	}
 	if j.Check {
 		return nil
@@ -148,6 +211,11 @@ func (j *Job) Run(stdin *os.File, stdout io.Writer) error {
 			return fmt.Errorf("%v\nno archive %q written", err, out)
 		}
 		return err
+	}
+	if j.damage != nil && !j.Desperate && j.Compat {
+		sink.Abort(j.damage)
+		fmt.Fprint(j.Stderr, pcpDamage(j.Prog, j.In, j.damage, j.DebugLog))
+		return toolio.Silent{Code: toolio.ExitFailed}
 	}
 	if j.damage != nil && !j.Desperate {
 		// A rewrite (in place above all) must not shorten an archive
@@ -263,4 +331,27 @@ func (j *Job) openArchive(name string) (*source, error) {
 	it := a.Records()
 	return &source{name: name, meta: meta, version: a.Version(), index: index, it: it,
 		base: a.Base(), closers: []func(){func() { it.Close() }}}, nil
+}
+
+// pcpDamage is what pmlogrewrite 6.0.3 prints when its read of an archive
+// meets a truncated record: the short read, libpcp's error and where it
+// occurred (at the end of the volume: the read stops there).
+func pcpDamage(prog, archive string, err error, debug bool) string {
+	var fe *format.FormatError
+	var rlen, left int64
+	if !errors.As(err, &fe) || fe.Err == nil {
+		return fmt.Sprintf("%s: Error: __pmLogRead[log %s]: Corrupted record in a PCP archive log\n", prog, archive)
+	}
+	var b strings.Builder
+	if _, e := fmt.Sscanf(fe.Err.Error(), "record of %d bytes runs past the end of the file (%d bytes left)", &rlen, &left); e == nil && debug {
+		// pmlogrewrite has read the record's length (4 bytes) and
+		// wants the rest but its trailer.
+		fmt.Fprintf(&b, "Error: data fread got %d expected %d\n", left-4, rlen-8)
+	}
+	fmt.Fprintf(&b, "%s: Error: __pmLogRead[log %s]: Corrupted record in a PCP archive log\n", prog, archive)
+	if left > 0 {
+		end := fe.Offset + left
+		fmt.Fprintf(&b, "%s: Error occurred at byte offset %d into a file of %d bytes.\n", prog, end, end)
+	}
+	return b.String()
 }

@@ -411,7 +411,8 @@ func (l *lexer) next() (token, *Error) {
 	}
 	if bestLen == 0 {
 		r, _ := utf8.DecodeRuneInString(s)
-		return token{}, &Error{Pos: pos, Msg: fmt.Sprintf("unexpected character %q", r)}
+		msg := fmt.Sprintf("unexpected character %q", r)
+		return token{}, &Error{Pos: pos, Msg: msg, PCP: upperFirst(msg)}
 	}
 	best.pos = pos
 	best.text = s[:bestLen]

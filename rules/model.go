@@ -30,6 +30,7 @@ package rules
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/pcptools/pcptools/stream"
 )
@@ -58,6 +59,33 @@ type Error struct {
 	Pos   Pos
 	Msg   string
 	Other Pos
+	// PCP, when set, is pmlogrewrite's own wording of the error, and
+	// Semantic says which of its two kinds it is: a semantic error
+	// ("Semantic error in configuration file (FILE)" and the text) or a
+	// specification error ("[line N] text"). See PCPText.
+	PCP      string
+	Semantic bool
+	PCPLine  int // the line pmlogrewrite names, when not Pos.Line
+	// Warnings are those Compile found before the error (pmlogrewrite
+	// prints them first).
+	Warnings []Warning
+}
+
+// PCPText is the error as pmlogrewrite 6.0.3 prints it (without the final
+// newline); with no wording of pmlogrewrite's, ours in its frame.
+func (e *Error) PCPText() string {
+	text := e.PCP
+	if text == "" {
+		text = e.Msg // no wording of pmlogrewrite's: ours, in its frame
+	}
+	if e.Semantic {
+		return fmt.Sprintf("Semantic error in configuration file (%s)\n%s", e.Pos.File, text)
+	}
+	line := e.Pos.Line
+	if e.PCPLine > 0 {
+		line = e.PCPLine
+	}
+	return fmt.Sprintf("Specification error in configuration file (%s)\n[line %d] %s", e.Pos.File, line, text)
 }
 
 func (e *Error) Error() string {
@@ -76,9 +104,41 @@ type Warning struct {
 	// pmlogrewrite prints what its parser notices; the others are rules
 	// that do not apply to the archive.
 	Always bool
+	// PCP is pmlogrewrite's wording of the warning ("" when it has none,
+	// or does not warn), and PCPLine the line it names when that is not
+	// Pos.Line (its parser reports where its lexer has got to).
+	PCP     string
+	PCPLine int
 }
 
 func (w Warning) String() string { return fmt.Sprintf("%s: warning: %s", w.Pos, w.Msg) }
+
+// PCPText is the warning as pmlogrewrite 6.0.3 prints it (two lines, without
+// the final newline); with no wording of pmlogrewrite's, ours in its frame.
+func (w Warning) PCPText() string {
+	text := w.PCP
+	if text == "" {
+		text = w.Msg // no wording of pmlogrewrite's: ours, in its frame
+	}
+	line := w.Pos.Line
+	if w.PCPLine > 0 {
+		line = w.PCPLine
+	}
+	return fmt.Sprintf("Warning [%s, line %d]\n%s", w.Pos.File, line, text)
+}
+
+// AtLine sets the line pmlogrewrite names: it reports some warnings once
+// its parser has read the token after the rule, on the next line.
+func (w *Warning) AtLine(line int) *Warning {
+	w.PCPLine = line
+	return w
+}
+
+// As sets pmlogrewrite's wording of the warning.
+func (w *Warning) As(format string, args ...any) *Warning {
+	w.PCP = fmt.Sprintf(format, args...)
+	return w
+}
 
 // Config is a parsed set of rules, in source order within each kind.
 type Config struct {
@@ -92,6 +152,8 @@ type Config struct {
 	// Warnings found while parsing (out-of-range minutes, NEW with a
 	// selector, ...).
 	Warnings []Warning
+	// Files are the configuration files read, in order.
+	Files []string
 }
 
 // Append adds the rules of c2 after those of c.
@@ -103,6 +165,34 @@ func (c *Config) Append(c2 *Config) {
 	c.Labels = append(c.Labels, c2.Labels...)
 	c.Values = append(c.Values, c2.Values...)
 	c.Warnings = append(c.Warnings, c2.Warnings...)
+	c.Files = append(c.Files, c2.Files...)
+}
+
+// SortPCP puts warnings in the order pmlogrewrite prints them: it checks
+// each clause against the archive as it parses it, so its warnings come
+// file by file (files in the order read), by line within each file. The
+// sort is stable: within a line, what the parser noticed comes first (the
+// compiler puts the parser's warnings first), then the clauses in order.
+func SortPCP(ws []Warning, files []string) {
+	rank := map[string]int{}
+	for i, f := range files {
+		if _, ok := rank[f]; !ok {
+			rank[f] = i
+		}
+	}
+	fileRank := func(f string) int {
+		if r, ok := rank[f]; ok {
+			return r
+		}
+		return len(files)
+	}
+	sort.SliceStable(ws, func(a, b int) bool {
+		pa, pb := ws[a].Pos, ws[b].Pos
+		if ra, rb := fileRank(pa.File), fileRank(pb.File); ra != rb {
+			return ra < rb
+		}
+		return pa.Line < pb.Line
+	})
 }
 
 // ---------------------------------------------------------------------------
@@ -187,6 +277,7 @@ type GlobalClause struct {
 	Str      string // hostname, timezone, zoneinfo
 	Features uint32
 	Time     TimeShift
+	PCPLine  int // the line pmlogrewrite names for the clause (0: Pos.Line)
 }
 
 // GlobalRule is GLOBAL { ... }.
@@ -453,6 +544,13 @@ type MetricClause struct {
 	Output  Output
 	Change  *Replace // MetricStrValue
 	Dyn     MetricValue
+	// PCPLine and RuleEnd are lines pmlogrewrite's warnings name: the line
+	// its parser has reached when it acts on the clause (the next token's
+	// when the clause may go on: units without RESCALE, indom without
+	// OUTPUT; 0 for Pos.Line) and when it ends the rule (the line of the
+	// token after the closing brace).
+	PCPLine int
+	RuleEnd int
 }
 
 // MetricRule is METRIC id { ... }.
@@ -661,4 +759,13 @@ func isNumericType(t stream.Type) bool {
 		return true
 	}
 	return false
+}
+
+// upperFirst is s with its first letter in upper case (pmlogrewrite's
+// messages begin so; ours, for the same text, in lower case).
+func upperFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }

@@ -85,6 +85,9 @@ type MetricPlan struct {
 	name        string
 	pickName    string
 	hasPickName bool
+	ruleEnd     int  // the line pmlogrewrite names in OUTPUT warnings
+	seq         int  // creation order, for pmlogrewrite's -v order
+	linked      bool // created by link (the metric's indom changes), not by a rule
 }
 
 // OutputInstance returns the instance of the single value that an indom
@@ -310,11 +313,12 @@ func (p *Plan) Changes() bool {
 // ---------------------------------------------------------------------------
 
 type compiler struct {
-	cfg   *Config
-	meta  *format.Metadata
-	opts  CompileOptions
-	plan  *Plan
-	names map[string]*stream.Desc
+	linking bool // in link: metrics started now are linked
+	cfg     *Config
+	meta    *format.Metadata
+	opts    CompileOptions
+	plan    *Plan
+	names   map[string]*stream.Desc
 	// every metric the rules touched, in first-touch order (pmlogrewrite's
 	// metric_root, reversed)
 	metrics   map[stream.PMID]*MetricPlan
@@ -360,6 +364,7 @@ func Compile(cfg *Config, meta *format.Metadata, opts CompileOptions) (plan *Pla
 			if !ok {
 				panic(r)
 			}
+			e.Warnings = c.plan.Warnings
 			plan, err = nil, e
 		}
 	}()
@@ -386,12 +391,29 @@ func Compile(cfg *Config, meta *format.Metadata, opts CompileOptions) (plan *Pla
 	return c.plan, nil
 }
 
-func (c *compiler) fail(pos, other Pos, format string, args ...any) {
-	panic(&Error{Pos: pos, Other: other, Msg: fmt.Sprintf(format, args...)})
+// failLine is fail where pmlogrewrite names another line.
+func (c *compiler) failLine(pos, other Pos, pcpLine int, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	panic(&Error{Pos: pos, Other: other, Msg: msg, PCP: upperFirst(msg), PCPLine: pcpLine})
 }
 
-func (c *compiler) warn(pos Pos, format string, args ...any) {
+// fail stops the compile with an error pmlogrewrite finds in its parser
+// (a specification error, in its words but for the first letter).
+func (c *compiler) fail(pos, other Pos, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	panic(&Error{Pos: pos, Other: other, Msg: msg, PCP: upperFirst(msg)})
+}
+
+// warn records a warning; set pmlogrewrite's wording with As on the result
+// (before the next warning).
+func (c *compiler) warn(pos Pos, format string, args ...any) *Warning {
 	c.plan.Warnings = append(c.plan.Warnings, Warning{Pos: pos, Msg: fmt.Sprintf(format, args...)})
+	return &c.plan.Warnings[len(c.plan.Warnings)-1]
+}
+
+// failPCP is fail with pmlogrewrite's wording of a semantic error.
+func (c *compiler) failPCP(pos, other Pos, pcp string, format string, args ...any) {
+	panic(&Error{Pos: pos, Other: other, Msg: fmt.Sprintf(format, args...), PCP: pcp, Semantic: true})
 }
 
 // ---------------------------------------------------------------------------
@@ -404,7 +426,7 @@ func (c *compiler) globals() {
 	for _, r := range c.cfg.Globals {
 		for _, cl := range r.Clauses {
 			if prev, ok := g.pos[cl.Kind]; ok {
-				c.fail(cl.Pos, prev, "duplicate global %s clause", cl.Kind)
+				c.failLine(cl.Pos, prev, cl.PCPLine, "duplicate global %s clause", cl.Kind)
 			}
 			if (cl.Kind == GlobalZoneInfo || cl.Kind == GlobalFeatures) && c.outVer < 3 {
 				c.fail(cl.Pos, Pos{}, "global %s clause requires output archive version of 3 or greater", cl.Kind)
@@ -413,32 +435,32 @@ func (c *compiler) globals() {
 			switch cl.Kind {
 			case GlobalHostname:
 				if lab.Hostname == s {
-					c.warn(cl.Pos, "global hostname (%s): no change", s)
+					c.warn(cl.Pos, "global hostname (%s): no change", s).As("Global hostname (%s): No change", s)
 					continue
 				}
 				g.Hostname = &s
 			case GlobalTimeZone:
 				if lab.Timezone == s {
-					c.warn(cl.Pos, "global timezone (%s): no change", s)
+					c.warn(cl.Pos, "global timezone (%s): no change", s).As("Global timezone (%s): No change", s)
 					continue
 				}
 				g.TimeZone = &s
 			case GlobalZoneInfo:
 				if lab.Zoneinfo == s {
-					c.warn(cl.Pos, "global zoneinfo (%s): no change", s)
+					c.warn(cl.Pos, "global zoneinfo (%s): no change", s).As("Global zoneinfo (%s): No change", s)
 					continue
 				}
 				g.ZoneInfo = &s
 			case GlobalFeatures:
 				if lab.Features == cl.Features {
-					c.warn(cl.Pos, "global features (%d): no change", cl.Features)
+					c.warn(cl.Pos, "global features (%d): no change", cl.Features).As("Global features (%d): No change", cl.Features)
 					continue
 				}
 				f := cl.Features
 				g.Features = &f
 			case GlobalTime:
 				if cl.Time.IsZero() {
-					c.warn(cl.Pos, "global time: no change")
+					c.warn(cl.Pos, "global time: no change").As("Global time: No change").AtLine(cl.PCPLine)
 					continue
 				}
 				t := cl.Time
@@ -515,7 +537,7 @@ func (c *compiler) matchInDoms(pos Pos, m InDomPattern) []*InDomPlan {
 		}
 	}
 	if len(out) == 0 {
-		c.warn(pos, "instance domain %s: not in the archive", m)
+		c.warn(pos, "instance domain %s: not in the archive", m).As("Instance domain %s: Instance domain identifier not defined in the PCP archive log", m)
 	}
 	return out
 }
@@ -570,7 +592,7 @@ func (c *compiler) indomClause(ip *InDomPlan, cl InDomClause) {
 		}
 		n := cl.Target.Resolve(ip.Old)
 		if n == ip.Old {
-			c.warn(cl.Pos, "instance domain %s: indom: no change", ip.Old)
+			c.warn(cl.Pos, "instance domain %s: indom: no change", ip.Old).As("Instance domain %s: indom: No change", ip.Old)
 		} else {
 			ip.New, ip.idPos = n, cl.Pos
 			if !ip.Pos.IsValid() {
@@ -620,9 +642,9 @@ func (c *compiler) indomClause(ip *InDomPlan, cl InDomClause) {
 		}
 		if i < 0 {
 			if cl.Op == InDomRename || cl.Op == InDomDeleteName {
-				c.warn(cl.Pos, "unknown instance %q in iname clause for indom %s", cl.OldName, ip.Old)
+				c.warn(cl.Pos, "unknown instance %q in iname clause for indom %s", cl.OldName, ip.Old).As("Unknown instance \"%s\" in iname clause for indom %s", cl.OldName, ip.Old)
 			} else {
-				c.warn(cl.Pos, "unknown instance %d in inst clause for indom %s", cl.OldInst, ip.Old)
+				c.warn(cl.Pos, "unknown instance %d in inst clause for indom %s", cl.OldInst, ip.Old).As("Unknown instance %d in inst clause for indom %s", cl.OldInst, ip.Old)
 			}
 			return
 		}
@@ -643,13 +665,13 @@ func (c *compiler) indomClause(ip *InDomPlan, cl InDomClause) {
 			ch.Delete = true
 		case InDomRename:
 			if ip.names[i] == cl.NewName {
-				c.warn(cl.Pos, "instance domain %s: instance %q: no change", ip.Old, ip.names[i])
+				c.warn(cl.Pos, "instance domain %s: instance %q: no change", ip.Old, ip.names[i]).As("Instance domain %s: Instance: \"%s\": No change", ip.Old, ip.names[i])
 				return
 			}
 			ch.ChangeName, ch.NewName = true, cl.NewName
 		case InDomRenumber:
 			if in == cl.NewInst {
-				c.warn(cl.Pos, "instance domain %s: instance %d: no change", ip.Old, in)
+				c.warn(cl.Pos, "instance domain %s: instance %d: no change", ip.Old, in).As("Instance domain %s: Instance: %d: No change", ip.Old, in)
 				return
 			}
 			ch.ChangeInst, ch.NewInst = true, cl.NewInst
@@ -678,6 +700,7 @@ func (c *compiler) startMetric(d *stream.Desc) *MetricPlan {
 	} else {
 		mp.name = d.PMID.String()
 	}
+	mp.seq, mp.linked = len(c.metrics), c.linking
 	c.metrics[d.PMID] = mp
 	return mp
 }
@@ -688,7 +711,7 @@ func (c *compiler) matchMetrics(pos Pos, m MetricID) []*MetricPlan {
 	case IDName:
 		d := c.names[m.Name]
 		if d == nil {
-			c.warn(pos, "metric %s: unknown metric name", m.Name)
+			c.warn(pos, "metric %s: unknown metric name", m.Name).As("Metric: %s: Unknown metric name", m.Name)
 			return nil
 		}
 		return []*MetricPlan{c.startMetric(d)}
@@ -721,7 +744,10 @@ func (c *compiler) matchMetrics(pos Pos, m MetricID) []*MetricPlan {
 		}
 	}
 	if len(out) == 0 {
-		c.warn(pos, "metric %s: no such metric in the archive", m)
+		w := c.warn(pos, "metric %s: no such metric in the archive", m)
+		if m.Kind == IDExact {
+			w.As("Metric %s pmNameID: Unknown or illegal metric identifier", m)
+		}
 	}
 	return out
 }
@@ -771,8 +797,13 @@ func (c *compiler) metricClause(mp *MetricPlan, cl MetricClause, first bool) {
 			mp.Pos = cl.Pos
 		}
 	}
-	noChange := func(format string, args ...any) {
-		c.warn(cl.Pos, "metric %s (%s): "+format, append([]any{mp.name, old.PMID}, args...)...)
+	// noChange warns; pcp is pmlogrewrite's wording of format.
+	noChange := func(pcp, format string, args ...any) {
+		all := append([]any{mp.name, old.PMID}, args...)
+		w := c.warn(cl.Pos, "metric %s (%s): "+format, all...).AtLine(cl.PCPLine)
+		if pcp != "" {
+			w.As("Metric: %s (%s): "+pcp, all...)
+		}
 	}
 	switch cl.Op {
 	case MetricDelete:
@@ -789,14 +820,14 @@ func (c *compiler) metricClause(mp *MetricPlan, cl MetricClause, first bool) {
 	case MetricPMID:
 		n := cl.PMID.Resolve(old.PMID)
 		if n == old.PMID {
-			noChange("pmid: no change")
+			noChange("pmid: No change", "pmid: no change")
 			return
 		}
 		mp.New.PMID = n
 		set()
 	case MetricName:
 		if cl.Name == mp.name {
-			noChange("name: no change")
+			noChange("name: No change", "name: no change")
 			return
 		}
 		if d := c.names[cl.Name]; d != nil {
@@ -808,11 +839,11 @@ func (c *compiler) metricClause(mp *MetricPlan, cl MetricClause, first bool) {
 		set()
 	case MetricType:
 		if cl.HasIf && old.Type != cl.IfType {
-			noChange("type: PM_TYPE_%s: no conditional change to PM_TYPE_%s", TypeName(old.Type), TypeName(cl.Type))
+			noChange("type: PM_TYPE_%s: No conditional change to PM_TYPE_%s", "type: PM_TYPE_%s: no conditional change to PM_TYPE_%s", TypeName(old.Type), TypeName(cl.Type))
 			return
 		}
 		if !cl.HasIf && cl.Type == old.Type {
-			noChange("type: PM_TYPE_%s: no change", TypeName(old.Type))
+			noChange("type: PM_TYPE_%s: No change", "type: PM_TYPE_%s: no change", TypeName(old.Type))
 			return
 		}
 		if !isNumericType(old.Type) {
@@ -822,7 +853,7 @@ func (c *compiler) metricClause(mp *MetricPlan, cl MetricClause, first bool) {
 		set()
 	case MetricSem:
 		if cl.Sem == old.Sem {
-			noChange("sem: %s: no change", SemName(old.Sem))
+			noChange("sem: %s: No change", "sem: %s: no change", SemName(old.Sem))
 			return
 		}
 		mp.New.Sem = cl.Sem
@@ -832,7 +863,7 @@ func (c *compiler) metricClause(mp *MetricPlan, cl MetricClause, first bool) {
 		// unit, in the low byte, stays the metric's.
 		cl.Units = cl.Units&^0xff | old.Units&0xff
 		if cl.Units == old.Units {
-			noChange("units: no change")
+			c.warn(cl.Pos, "metric %s (%s): units: no change", mp.name, old.PMID).AtLine(cl.PCPLine).As("Metric: %s (%s): units: %s: No change", mp.name, old.PMID, unitsStr(old.Units))
 			return
 		}
 		mp.New.Units = cl.Units
@@ -842,15 +873,16 @@ func (c *compiler) metricClause(mp *MetricPlan, cl MetricClause, first bool) {
 			if sameDims {
 				mp.Changes |= ChangeRescale
 			} else {
-				noChange("dimension changed, cannot rescale")
+				noChange("Dimension changed, cannot rescale", "dimension changed, cannot rescale")
 			}
 		} else if c.opts.Scale && sameDims {
 			mp.Changes |= ChangeRescale
 		}
 	case MetricInDom:
+		mp.ruleEnd = cl.RuleEnd
 		n := cl.InDom.Resolve(old.InDom)
 		if n == old.InDom {
-			noChange("indom: %s: no change", old.InDom)
+			noChange("indom: %s: No change", "indom: %s: no change", old.InDom)
 			return
 		}
 		switch cl.Output.Kind {
@@ -961,6 +993,8 @@ func (c *compiler) valueRules() {
 // check_output)
 
 func (c *compiler) link() {
+	c.linking = true
+	defer func() { c.linking = false }()
 	for _, ip := range c.indomSpec {
 		if !ip.Changed() {
 			continue
@@ -978,7 +1012,8 @@ func (c *compiler) link() {
 			}
 			if mp.Changes&ChangeInDom != 0 {
 				if mp.New.InDom != ip.New {
-					c.fail(mp.clausePos[ChangeInDom], ip.idPos, "conflicting indom change for metric %s (%s from metric clause, %s from indom clause)", mp.name, mp.New.InDom, ip.New)
+					c.failPCP(mp.clausePos[ChangeInDom], ip.idPos, fmt.Sprintf("Conflicting indom change for metric %s (%s from metric clause, %s from indom clause)", mp.name, mp.New.InDom, ip.New),
+						"conflicting indom change for metric %s (%s from metric clause, %s from indom clause)", mp.name, mp.New.InDom, ip.New)
 				}
 			} else {
 				mp.Changes |= ChangeInDom
@@ -1019,7 +1054,8 @@ func (c *compiler) checkInDoms() {
 			ok = len(c.meta.Resolved) > 0 && ip.New != ip.Old && ip.New == mp.New.InDom
 		}
 		if !ok {
-			c.fail(mp.clausePos[ChangeInDom], Pos{}, "new indom (%s) for metric %s is not in the output archive", mp.New.InDom, mp.name)
+			c.failPCP(mp.clausePos[ChangeInDom], Pos{}, fmt.Sprintf("New indom (%s) for metric %s is not in the output archive", mp.New.InDom, mp.name),
+				"new indom (%s) for metric %s is not in the output archive", mp.New.InDom, mp.name)
 		}
 	}
 	for _, tp := range c.plan.Texts {
@@ -1037,7 +1073,8 @@ func (c *compiler) checkInDoms() {
 			ok = ip.New != ip.Old && uint32(ip.New) == tp.NewIdent
 		}
 		if !ok {
-			c.fail(tp.flagPos[tfID], Pos{}, "new indom (%s) for help text is not in the output archive", stream.InDomID(tp.NewIdent))
+			c.failPCP(tp.flagPos[tfID], Pos{}, fmt.Sprintf("New indom (%s) for help text is not in the output archive", stream.InDomID(tp.NewIdent)),
+				"new indom (%s) for help text is not in the output archive", stream.InDomID(tp.NewIdent))
 		}
 	}
 	for _, lp := range c.plan.Labels {
@@ -1087,10 +1124,12 @@ func (c *compiler) checkInDoms() {
 					pos = ip.Pos
 				}
 				if ids[i] == ids[j] {
-					c.fail(pos, Pos{}, "duplicate instance id %d (%q and %q) for indom %s", ids[i], names[i], names[j], ip.Old)
+					c.failPCP(pos, Pos{}, fmt.Sprintf("Duplicate instance id %d (\"%s\" and \"%s\") for indom %s", ids[i], names[i], names[j], ip.Old),
+						"duplicate instance id %d (%q and %q) for indom %s", ids[i], names[i], names[j], ip.Old)
 				}
 				if instNameEq(names[i], names[j]) {
-					c.fail(pos, Pos{}, "duplicate instance name %q (%d) and %q (%d) for indom %s", names[i], ids[i], names[j], ids[j], ip.Old)
+					c.failPCP(pos, Pos{}, fmt.Sprintf("Duplicate instance name \"%s\" (%d) and \"%s\" (%d) for indom %s", names[i], ids[i], names[j], ids[j], ip.Old),
+						"duplicate instance name %q (%d) and %q (%d) for indom %s", names[i], ids[i], names[j], ids[j], ip.Old)
 				}
 			}
 		}
@@ -1122,9 +1161,9 @@ func (c *compiler) checkOutput() {
 		if mp.Old.InDom != stream.InDomNull && mp.Output == OutputInst {
 			if ip := c.startInDom(mp.Old.InDom); ip != nil && !find(ip) {
 				if hasName {
-					c.warn(pos, "instance %q from OUTPUT clause not found in old indom %s", name, mp.Old.InDom)
+					c.warn(pos, "instance %q from OUTPUT clause not found in old indom %s", name, mp.Old.InDom).As("Instance \"%s\" from OUTPUT clause not found in old indom %s", name, mp.Old.InDom).AtLine(mp.ruleEnd)
 				} else {
-					c.warn(pos, "instance %d from OUTPUT clause not found in old indom %s", mp.OneInst, mp.Old.InDom)
+					c.warn(pos, "instance %d from OUTPUT clause not found in old indom %s", mp.OneInst, mp.Old.InDom).As("Instance %d from OUTPUT clause not found in old indom %s", mp.OneInst, mp.Old.InDom).AtLine(mp.ruleEnd)
 				}
 			}
 		}
@@ -1135,9 +1174,9 @@ func (c *compiler) checkOutput() {
 			}
 			if !find(ip) {
 				if hasName {
-					c.warn(pos, "instance %q from OUTPUT clause not found in new indom %s", name, mp.New.InDom)
+					c.warn(pos, "instance %q from OUTPUT clause not found in new indom %s", name, mp.New.InDom).As("Instance \"%s\" from OUTPUT clause not found in new indom %s", name, mp.New.InDom).AtLine(mp.ruleEnd)
 				} else {
-					c.warn(pos, "instance %d from OUTPUT clause not found in new indom %s", mp.OneInst, mp.New.InDom)
+					c.warn(pos, "instance %d from OUTPUT clause not found in new indom %s", mp.OneInst, mp.New.InDom).As("Instance %d from OUTPUT clause not found in new indom %s", mp.OneInst, mp.New.InDom).AtLine(mp.ruleEnd)
 				}
 			}
 			if mp.Old.InDom == stream.InDomNull && mp.OneInst == stream.InstNull {
@@ -1176,4 +1215,12 @@ func replaceName(names []string, old, n string) []string {
 		}
 	}
 	return []string{n}
+}
+
+// unitsStr is pmUnitsStr's text of u: "" for no dimension and no scale.
+func unitsStr(u stream.Units) string {
+	if u == 0 {
+		return ""
+	}
+	return u.String()
 }

@@ -86,7 +86,7 @@ func ParsePmlogrewrite(file, src string) (*Config, error) { return parse(file, s
 func ParsePmlogrewrite61(file, src string) (*Config, error) { return parse(file, src, true) }
 
 func parse(file, src string, v61 bool) (cfg *Config, err error) {
-	p := &parser{lx: newLexer(file, src), cfg: &Config{}, v61: v61}
+	p := &parser{lx: newLexer(file, src), cfg: &Config{Files: []string{file}}, v61: v61}
 	defer func() {
 		if r := recover(); r != nil {
 			e, ok := r.(*Error)
@@ -109,16 +109,20 @@ type parser struct {
 }
 
 // fail stops the parse; ParsePmlogrewrite recovers the *Error.
+// Our messages are pmlogrewrite's, but for the first letter: PCP is
+// pmlogrewrite's wording.
 func (p *parser) fail(pos Pos, format string, args ...any) {
-	panic(&Error{Pos: pos, Msg: fmt.Sprintf(format, args...)})
+	msg := fmt.Sprintf(format, args...)
+	panic(&Error{Pos: pos, Msg: msg, PCP: upperFirst(msg)})
 }
 
 func (p *parser) expected(what string) {
-	p.fail(p.tok.pos, "found %s, expected %s", p.tok.describe(), what)
+	panic(&Error{Pos: p.tok.pos, Msg: fmt.Sprintf("found %s, expected %s", p.tok.describe(), what), PCP: "Expecting " + what})
 }
 
-func (p *parser) warn(pos Pos, format string, args ...any) {
+func (p *parser) warn(pos Pos, format string, args ...any) *Warning {
 	p.cfg.Warnings = append(p.cfg.Warnings, Warning{Pos: pos, Msg: fmt.Sprintf(format, args...), Always: true})
+	return &p.cfg.Warnings[len(p.cfg.Warnings)-1]
 }
 
 func (p *parser) advance() token {
@@ -225,6 +229,9 @@ func (p *parser) globalSpec() {
 			p.advance()
 			p.expect(tAssign, "-> in time clause")
 			c.Kind, c.Time = GlobalTime, p.signTime()
+			// pmlogrewrite has read the next token (the time may go
+			// on) when it acts on the clause.
+			c.PCPLine = p.tok.pos.Line
 		default:
 			p.expected("hostname, time, timezone, zoneinfo, features or }")
 		}
@@ -290,7 +297,7 @@ func (p *parser) signTime() TimeShift {
 	if p.is(tFloat) {
 		s, ns, t := secs()
 		if s > 59 {
-			p.warn(t.pos, "seconds (%s) in time clause more than 59", t.text)
+			p.warn(t.pos, "seconds (%s) in time clause more than 59", t.text).As("Seconds (%.6f) in time clause more than 59", float64(s)+float64(ns)/1e9)
 		}
 		ts.Sec, ts.Nsec = s, ns
 		return ts
@@ -299,7 +306,7 @@ func (p *parser) signTime() TimeShift {
 	a := p.atoi(first)
 	if !p.accept(tColon) {
 		if a > 59 {
-			p.warn(first.pos, "seconds (%d) in time clause more than 59", a)
+			p.warn(first.pos, "seconds (%d) in time clause more than 59", a).As("Seconds (%d) in time clause more than 59", a)
 		}
 		ts.Sec = a
 		return ts
@@ -310,29 +317,29 @@ func (p *parser) signTime() TimeShift {
 		if p.accept(tColon) {
 			s, ns, st := secs()
 			if b > 59 {
-				p.warn(bt.pos, "minutes (%d) in time clause more than 59", b)
+				p.warn(bt.pos, "minutes (%d) in time clause more than 59", b).As("Minutes (%d) in time clause more than 59", b)
 			}
 			if s > 59 {
-				p.warn(st.pos, "seconds (%s) in time clause more than 59", st.text)
+				p.warn(st.pos, "seconds (%s) in time clause more than 59", st.text).As("Seconds (%.6f) in time clause more than 59", float64(s)+float64(ns)/1e9)
 			}
 			ts.Sec, ts.Nsec = a*3600+b*60+s, ns
 			return ts
 		}
 		if a > 59 {
-			p.warn(first.pos, "minutes (%d) in time clause more than 59", a)
+			p.warn(first.pos, "minutes (%d) in time clause more than 59", a).As("Minutes (%d) in time clause more than 59", a)
 		}
 		if b > 59 {
-			p.warn(bt.pos, "seconds (%d) in time clause more than 59", b)
+			p.warn(bt.pos, "seconds (%d) in time clause more than 59", b).As("Seconds (%d) in time clause more than 59", b)
 		}
 		ts.Sec = a*60 + b
 		return ts
 	}
 	s, ns, st := secs()
 	if a > 59 {
-		p.warn(first.pos, "minutes (%d) in time clause more than 59", a)
+		p.warn(first.pos, "minutes (%d) in time clause more than 59", a).As("Minutes (%d) in time clause more than 59", a)
 	}
 	if s > 59 {
-		p.warn(st.pos, "seconds (%s) in time clause more than 59", st.text)
+		p.warn(st.pos, "seconds (%s) in time clause more than 59", st.text).As("Seconds (%.6f) in time clause more than 59", float64(s)+float64(ns)/1e9)
 	}
 	ts.Sec, ts.Nsec = a*60+s, ns
 	return ts
@@ -392,7 +399,7 @@ func (p *parser) checkPMIDFields(t token, d, c, i uint32) {
 		p.fail(t.pos, "illegal domain field (%d) for pmid", d)
 	}
 	if d == dynamicDomain {
-		p.warn(t.pos, "dynamic metric domain field (%d) for pmid", d)
+		p.warn(t.pos, "dynamic metric domain field (%d) for pmid", d).As("Dynamic metric domain field (%d) for pmid", d)
 	}
 	if c >= 4096 {
 		p.fail(t.pos, "illegal cluster field (%d) for pmid", c)
@@ -509,6 +516,9 @@ func (p *parser) metricSpec() {
 	for !p.accept(tRBrace) {
 		r.Clauses = append(r.Clauses, p.metricOpt())
 	}
+	for i := range r.Clauses {
+		r.Clauses[i].RuleEnd = p.tok.pos.Line
+	}
 	p.cfg.Metrics = append(p.cfg.Metrics, r)
 }
 
@@ -535,7 +545,12 @@ func (p *parser) metricOpt() MetricClause {
 	case tName:
 		p.advance()
 		p.expect(tAssign, "-> in name clause")
-		c.Op, c.Name = MetricName, p.expect(tGName, "metric name in name clause").text
+		if !p.is(tGName) {
+			// (pmlogrewrite 6.0.3 says "iname clause" here)
+			panic(&Error{Pos: p.tok.pos, Msg: fmt.Sprintf("found %s, expected metric name in name clause", p.tok.describe()),
+				PCP: "Expecting metric name in iname clause"})
+		}
+		c.Op, c.Name = MetricName, p.advance().text
 	case tType:
 		p.advance()
 		c.Op = MetricType
@@ -573,7 +588,9 @@ func (p *parser) metricOpt() MetricClause {
 		sc := p.expect(tCountName, "0 or ONE for scaleCount field of units").ival
 		c.Op = MetricUnits
 		c.Units = stream.NewUnits(dim[0], dim[1], dim[2], uint(ss), uint(st), sc)
-		c.Rescale = p.accept(tRescale)
+		if c.Rescale = p.accept(tRescale); !c.Rescale {
+			c.PCPLine = p.tok.pos.Line
+		}
 	case tInDom:
 		p.advance()
 		p.expect(tAssign, "-> in indom clause")
@@ -582,6 +599,9 @@ func (p *parser) metricOpt() MetricClause {
 			c.InDom = InDomTarget{Null: true}
 		} else {
 			c.InDom = p.indomTarget("<domain>.<serial> or NULL in indom clause")
+		}
+		if !p.is(tOutput) {
+			c.PCPLine = p.tok.pos.Line
 		}
 		if p.accept(tOutput) {
 			switch p.tok.kind {
@@ -605,7 +625,9 @@ func (p *parser) metricOpt() MetricClause {
 		p.accept(tReplace)
 		c.Op, c.Change = MetricStrValue, p.replacement("metric value")
 	default:
-		p.expected("delete, pmid, name, type, sem, units, indom, value or }")
+		// pmlogrewrite's grammar has no error rule here: yacc's own words
+		panic(&Error{Pos: p.tok.pos, Msg: fmt.Sprintf("found %s, expected delete, pmid, name, type, sem, units, indom, value or }", p.tok.describe()),
+			PCP: "syntax error"})
 	}
 	return c
 }

@@ -79,7 +79,7 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 	j := &rewrite.Job{Prog: prog, Compat: compat, Stderr: stderr, InPlace: c.Bool("i"), Check: c.Bool("C"),
 		Quick: c.Bool("q"), Verbose: c.Bool("v") || c.Bool("C"), Warnings: c.Bool("w") || c.Bool("C"),
 		Desperate: c.Bool("d"), Version: c.Int("V"), Scale: c.Bool("s"), NoSync: !compat && c.Bool("no-sync"),
-		Overwrite: !compat && c.Bool("overwrite")}
+		Overwrite: !compat && c.Bool("overwrite"), DebugLog: compat && debugLog(c.String("D"))}
 	if v := j.Version; v != 0 && v != 2 && v != 3 {
 		return toolio.UsageError{Msg: fmt.Sprintf("-V %d: unsupported version (2 or 3)", v)}
 	}
@@ -136,6 +136,9 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 		}
 		pc, err := load(paths...)
 		if err != nil {
+			if compat {
+				return rewrite.CompatError(err, stderr)
+			}
 			return err
 		}
 		cfg.Append(pc)
@@ -155,4 +158,14 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 	}
 	j.Config = cfg
 	return j.Run(stdin, stdout)
+}
+
+// debugLog reports whether PCP debug flags (-D) include "log" (or "all").
+func debugLog(flags string) bool {
+	for _, f := range strings.Split(flags, ",") {
+		if f = strings.TrimSpace(f); f == "log" || f == "all" {
+			return true
+		}
+	}
+	return false
 }

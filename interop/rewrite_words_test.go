@@ -1,0 +1,105 @@
+package interop
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestRewriteWordsLikePCP: under pmlogrewrite's name, pcprewrite's
+// messages are pmlogrewrite's, word for word and in the same order with
+// standard output and error in one pipe (its -v summary, on standard
+// output, comes out at exit unless -D is given). The configurations are
+// those of PCP's QA tests 485, 486, 495, 496, 499, 502 and 797.
+func TestRewriteWordsLikePCP(t *testing.T) {
+	needPCP(t)
+	pcp := "/usr/lib/pcp/bin/pmlogrewrite"
+	for _, c := range []struct {
+		args    []string // before the archives; CONF is the config file
+		config  string
+		arch    string // under qaDir
+		inPlace bool   // -i on a copy of arch
+	}{
+		// 485: -v's summary of global changes
+		{[]string{"-wv", "-c", "CONF"}, "global { hostname -> foo.bar.com }\n", "archives/541380_v2", false},
+		{[]string{"-wv", "-c", "CONF"}, "global {\n    time -> -22:33:24.637\n    hostname -> eek\n    TZ -> \"GMT\"\n}\n", "archives/541380_v2", false},
+		// 486: duplicate instances, an OUTPUT instance not in the new indom
+		{[]string{"-w", "-c", "CONF"}, "indom 29.2 { inst 300 -> 400 }\n", "archives/mirage", false},
+		{[]string{"-w", "-c", "CONF"}, "indom 29.2 { iname \"bin-700\" -> \"bin-900 and some\" }\n", "archives/mirage", false},
+		{[]string{"-w", "-c", "CONF"}, "indom 1.5 { iname \"1 minute\" -> \"5\" }\n", "archives/src-rattle", false},
+		{[]string{"-w", "-c", "CONF"}, "metric hinv.ndisk { indom -> 1.5 }\n", "archives/src-rattle", false},
+		// 495: OUTPUT instances in neither indom, -v's Output line
+		{[]string{"-wv", "-c", "CONF"}, "metric sample.mirage { indom -> 29.8 output inst 12345 }\n", "archives/mirage", false},
+		{[]string{"-wv", "-c", "CONF"}, "metric sample.colour { indom -> NULL output first }\n", "archives/ok-foo", false},
+		// 496: "No change" warnings
+		{[]string{"-ws", "-c", "CONF"}, "metric sample.longlong.bin_ctr { type -> 64 }\n", "archives/rewrite", false},
+		// 499: -C, warnings of every kind, "No changes"
+		{[]string{"-qsvw", "-c", "CONF"}, "metric kernel.all.load { pmid -> 1.2.3 }\nindom 1.2 { inst 0 -> 1 }\nglobal { hostname -> bozo-laptop }\n", "archives/rewrite", false},
+		{[]string{"-C", "-c", "CONF"}, "indom 29.2 {\n    # no change ones\n    indom -> 29.2\n    iname \"bin-300\" -> \"bin-300\"\n    inst 800 -> 800\n    # no match ones\n    iname \"bin-999\" -> \"bin-998\"\n    inst 123 -> 456\n}\n", "archives/rewrite", false},
+		{[]string{"-C", "-c", "CONF"}, "metric sample.ulonglong.hundred {\n    indom -> NULL\n    name -> sample.ulonglong.hundred\n    pmid -> 29.0.100\n    sem -> instant\n    type -> u64\n    units -> 0,0,0,0,0,0\n}\n", "archives/rewrite", false},
+		// 502: a truncated data volume, in place
+		{[]string{"-iqsvw", "-c", "CONF"}, "indom 29.1 { iname \"red\" -> \"really red\" }\n", "badarchives/ok-truncbin", true},
+		// 481: a specification error on the line pmlogrewrite names
+		// (it has read the token after the time), the -v summary of a
+		// changed indom with the metrics it adds
+		{[]string{"-C", "-c", "CONF"}, "global {\n    hostname -> whizz-bang.engr.sgi.com\n    tz -> \"GMT+10\"\n    time -> 10\n    time -> 11\n}\n", "archives/src-rattle", false},
+		{[]string{"-C", "-c", "CONF"}, "indom 1.5 { indom -> 1.10 }\n", "archives/src-rattle", false},
+		{[]string{"-C", "-c", "CONF"}, "indom { indom -> 1.10 }\n", "archives/src-rattle", false},
+		// 483: metric rules in the summary (newest first), errors in
+		// yacc's words and in pmlogrewrite's own (its "iname" slip)
+		{[]string{"-C", "-c", "CONF"}, "global {\n    hostname -> whizz-bang.engr.sgi.com\n    tz -> \"GMT+10\"\n    time -> 10\n}\n\nindom 1.5 {\n    indom -> 1.10\n    iname \"15 minute\" -> \"forever\"\n    inst 15 -> 9999\n}\n\nmetric hinv.ndisk {\n    pmid -> 1.2.3\n}\n\nmetric 1.18.3 {\n    pmid -> 4.5.6\n}\n", "archives/src-rattle", false},
+		{[]string{"-C", "-c", "CONF"}, "metric 42.42.42 { type->U32 }\n", "archives/src-rattle", false},
+		{[]string{"-C", "-c", "CONF"}, "metric hinv.ndisk { name -> blah blah blah }\n", "archives/src-rattle", false},
+		{[]string{"-C", "-c", "CONF"}, "metric hinv.ndisk { name -> hinv.* }\n", "archives/src-rattle", false},
+		{[]string{"-C", "-c", "CONF"}, "metric hinv.ndisk { name -> }\n", "archives/src-rattle", false},
+		// warnings of the parser and of the checks on one line
+		{[]string{"-C", "-c", "CONF"}, "global { time -> 1:75 }\nmetric 511.1.1 { pmid -> 510.1.1 }\n", "archives/src-rattle", false},
+		// 797: the dynamic domain warning, without -w
+		{[]string{"-c", "CONF"}, "metric 511.2048.1 { pmid -> 510.2048.1 }\n", "archives/log-derived", false},
+	} {
+		run := func(prog, tag string) (string, int) {
+			dir := t.TempDir()
+			conf := filepath.Join(dir, "CONF")
+			if err := os.WriteFile(conf, []byte(c.config), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := append([]string(nil), c.args...)
+			for i, a := range args {
+				if a == "CONF" {
+					args[i] = conf
+				}
+			}
+			in := filepath.Join(filepath.Dir(qaDir), c.arch) // the QA directory
+			if c.inPlace {
+				files, _ := filepath.Glob(in + ".*")
+				for _, f := range files {
+					b, err := os.ReadFile(f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				in = filepath.Join(dir, filepath.Base(c.arch))
+				args = append(args, in)
+			} else {
+				args = append(args, in, filepath.Join(dir, "OUT"))
+			}
+			out, code := combined(t, prog, args...)
+			out = strings.ReplaceAll(out, dir, "TMP")
+			return out, code
+		}
+		theirs, tcode := run(pcp, "pcp")
+		mine, mcode := run(ours("pmlogrewrite"), "ours")
+		// PCP's own QA filters the offset its stdio reports (502).
+		offset := regexp.MustCompile(`offset 204[0-9]{3}`)
+		theirs = offset.ReplaceAllString(theirs, "offset 204XXX")
+		mine = offset.ReplaceAllString(mine, "offset 204XXX")
+		if mine != theirs || mcode != tcode {
+			t.Errorf("%v %q on %s: exit %d, output\n%s\nwant exit %d, output\n%s", c.args, c.config, c.arch, mcode, mine, tcode, theirs)
+		}
+	}
+}

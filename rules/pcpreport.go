@@ -1,0 +1,215 @@
+package rules
+
+// ReportPCP: pmlogrewrite's -v summary of a plan, in its words.
+
+import (
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/pcptools/pcptools/stream"
+)
+
+// ReportPCP writes what pmlogrewrite 6.0.3 prints for -v: its
+// "Specifications Summary" of the global, indom and metric changes (help
+// text and label changes are not listed). lab is the input's label.
+func (p *Plan) ReportPCP(w io.Writer, lab *stream.Label) {
+	fmt.Fprintln(w, "PCP Archive Log Rewrite Specifications Summary")
+	change := false
+	g := &p.Global
+	if g.Hostname != nil {
+		fmt.Fprintf(w, "Hostname:\t%s -> %s\n", lab.Hostname, *g.Hostname)
+		change = true
+	}
+	if g.TimeZone != nil {
+		fmt.Fprintf(w, "Timezone:\t%s -> %s\n", lab.Timezone, *g.TimeZone)
+		change = true
+	}
+	if g.ZoneInfo != nil {
+		fmt.Fprintf(w, "Zoneinfo:\t%s -> %s\n", lab.Zoneinfo, *g.ZoneInfo)
+		change = true
+	}
+	if g.Features != nil {
+		fmt.Fprintf(w, "Features:\t%d -> %d\n", lab.Features, *g.Features)
+		change = true
+	}
+	if g.Shift != nil {
+		fmt.Fprintf(w, "Delta:\t\t-> %s\n", pcpDelta(g.Shift))
+		change = true
+	}
+	ids := make([]stream.InDomID, 0, len(p.InDoms))
+	for id := range p.InDoms {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
+	for _, id := range ids {
+		ip := p.InDoms[id]
+		hdr := false
+		if ip.New != ip.Old {
+			fmt.Fprintf(w, "\nInstance Domain: %s\npmInDom:\t-> %s\n", ip.Old, ip.New)
+			hdr, change = true, true
+		}
+		for i, in := range ip.insts {
+			ic := ip.Insts[in]
+			if ic == nil || !(ic.Delete || ic.ChangeInst || ic.ChangeName) {
+				continue
+			}
+			change = true
+			if !hdr {
+				fmt.Fprintf(w, "\nInstance Domain: %s\n", ip.Old)
+				hdr = true
+			}
+			fmt.Fprintf(w, "Instance:\t[%d] \"%s\" -> ", in, ip.names[i])
+			if ic.Delete {
+				fmt.Fprintln(w, "DELETE")
+				continue
+			}
+			ni, nn := in, ip.names[i]
+			if ic.ChangeInst {
+				ni = ic.NewInst
+			}
+			if ic.ChangeName {
+				nn = ic.NewName
+			}
+			fmt.Fprintf(w, "[%d] \"%s\"\n", ni, nn)
+		}
+	}
+	pmids := make([]stream.PMID, 0, len(p.Metrics))
+	for id := range p.Metrics {
+		pmids = append(pmids, id)
+	}
+	// pmlogrewrite lists the metrics of its rules newest first, then
+	// those it adds because their indom changes, in the archive's order.
+	sort.Slice(pmids, func(a, b int) bool {
+		ma, mb := p.Metrics[pmids[a]], p.Metrics[pmids[b]]
+		if ma.linked != mb.linked {
+			return !ma.linked
+		}
+		if ma.linked {
+			return ma.seq < mb.seq
+		}
+		return ma.seq > mb.seq
+	})
+	for _, id := range pmids {
+		mp := p.Metrics[id]
+		if mp.Changes == 0 && mp.InstMap == nil {
+			continue
+		}
+		change = true
+		old := mp.Old
+		names := old.Names
+		switch len(names) {
+		case 0:
+			fmt.Fprintf(w, "\nMetric: %s (%s)\n", mp.name, old.PMID)
+		case 1:
+			fmt.Fprintf(w, "\nMetric: %s (%s)\n", names[0], old.PMID)
+		default:
+			// pmlogrewrite lists the names last first, all but the
+			// last in brackets.
+			fmt.Fprint(w, "\nMetrics:")
+			for i := len(names) - 1; i >= 0; i-- {
+				if i == len(names)-2 {
+					fmt.Fprint(w, " [")
+				} else {
+					fmt.Fprint(w, " ")
+				}
+				fmt.Fprint(w, names[i])
+			}
+			fmt.Fprintf(w, "] (%s)\n", old.PMID)
+		}
+		if mp.Changes&ChangePMID != 0 {
+			fmt.Fprintf(w, "pmID:\t\t%s -> %s\n", old.PMID, mp.New.PMID)
+		}
+		if mp.Changes&ChangeName != 0 && len(mp.New.Names) > 0 {
+			fmt.Fprintf(w, "Name:\t\t%s -> %s\n", mp.name, mp.New.Names[0])
+		}
+		if mp.Changes&ChangeType != 0 {
+			fmt.Fprintf(w, "Type:\t\t%s -> %s\n", TypeName(old.Type), TypeName(mp.New.Type))
+		}
+		if mp.Changes&ChangeInDom != 0 {
+			fmt.Fprintf(w, "InDom:\t\t%s -> %s\n", old.InDom, mp.New.InDom)
+			if s := mp.pcpOutput(); s != "" {
+				fmt.Fprintf(w, "Output:\t\t%s\n", s)
+			}
+		}
+		if mp.InstMap != nil {
+			fmt.Fprintf(w, "Inst Changes:\t<- InDom %s\n", mp.InstMap.Old)
+		}
+		if mp.Changes&ChangeSem != 0 {
+			fmt.Fprintf(w, "Semantics:\t%s -> %s\n", SemName(old.Sem), SemName(mp.New.Sem))
+		}
+		if mp.Changes&ChangeUnits != 0 {
+			fmt.Fprintf(w, "Units:\t\t%s -> %s", old.Units, mp.New.Units)
+			if mp.Changes&ChangeRescale != 0 {
+				fmt.Fprint(w, " (rescale)")
+			}
+			fmt.Fprintln(w)
+		}
+		if mp.Changes&ChangeDelete != 0 {
+			fmt.Fprintln(w, "DELETE")
+		}
+	}
+	if !change && len(p.Texts) == 0 && len(p.Labels) == 0 && len(p.New) == 0 {
+		fmt.Fprintln(w, "No changes")
+	}
+}
+
+// pcpDelta is a time shift as pmlogrewrite's summary shows it:
+// [-]HH:MM:SS.nnnnnnnnn, hours not wrapped at a day.
+func pcpDelta(t *TimeShift) string {
+	sec, nsec, sign := t.Sec, t.Nsec, ""
+	if t.Neg {
+		sign = "-"
+	}
+	return fmt.Sprintf("%s%02d:%02d:%02d.%09d", sign, sec/3600, sec/60%60, sec%60, nsec)
+}
+
+// pcpOutput is the "Output:" line of pmlogrewrite's summary for a metric
+// whose indom changes, or "" when every value is kept.
+func (m *MetricPlan) pcpOutput() string {
+	fromNull := m.Old.InDom == stream.InDomNull
+	switch m.Output {
+	case OutputInst, OutputIName:
+		if fromNull {
+			return fmt.Sprintf("the only value (output instance %d)", m.OneInst)
+		}
+		if m.Output == OutputIName {
+			return fmt.Sprintf("value for instance \"%s\"", m.pickName)
+		}
+		return fmt.Sprintf("value for instance %d", m.OneInst)
+	case OutputFirst:
+		if !fromNull {
+			return "first value"
+		}
+		if m.pickName != "" {
+			return fmt.Sprintf("first and only value (output instance \"%s\")", m.pickName)
+		}
+		return fmt.Sprintf("first and only value (output instance %d)", m.OneInst)
+	case OutputLast:
+		if !fromNull {
+			return "last value"
+		}
+		return fmt.Sprintf("last and only value (output instance %d)", m.OneInst)
+	case OutputMin:
+		if !fromNull {
+			return "smallest value"
+		}
+		return fmt.Sprintf("smallest and only value (output instance %d)", m.OneInst)
+	case OutputMax:
+		if !fromNull {
+			return "largest value"
+		}
+		return fmt.Sprintf("largest and only value (output instance %d)", m.OneInst)
+	case OutputSum:
+		if !fromNull {
+			return fmt.Sprintf("sum value (output instance %d)", m.OneInst)
+		}
+		return fmt.Sprintf("sum and only value (output instance %d)", m.OneInst)
+	case OutputAvg:
+		if !fromNull {
+			return fmt.Sprintf("average value (output instance %d)", m.OneInst)
+		}
+		return fmt.Sprintf("average and only value (output instance %d)", m.OneInst)
+	}
+	return ""
+}
