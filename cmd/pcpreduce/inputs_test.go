@@ -20,53 +20,13 @@ import (
 	"github.com/pcptools/pcptools/stream"
 )
 
-// writeParts writes the example's records as n archives of host under
-// dir/host (part0, part1, ...), one per n-th of its data, each with the
-// metadata up to its end, and returns their base names.
+// writeParts writes a host's n archives that do not overlap
+// (example.WriteParts).
 func writeParts(t *testing.T, dir, host string, n int) []string {
 	t.Helper()
-	recs, err := example.Records()
+	bases, err := example.WriteParts(dir, host, n)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var meta, data []stream.Record
-	var label stream.Label
-	for _, r := range recs {
-		switch r := r.(type) {
-		case *stream.Label:
-			if r.Vol <= 0 {
-				label = *r
-			}
-		case *stream.Result, *stream.Mark:
-			data = append(data, r)
-		default:
-			meta = append(meta, r)
-		}
-	}
-	label.Hostname = host
-	var bases []string
-	for i := 0; i < n; i++ {
-		part := data[i*len(data)/n : (i+1)*len(data)/n]
-		base := filepath.Join(dir, host, fmt.Sprintf("part%d", i))
-		if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		l := label
-		l.Start = part[0].Time()
-		out := []stream.Record{&l}
-		end := part[len(part)-1].Time()
-		for _, m := range meta {
-			// Metadata of its time: archives of one host read as one
-			// must not overlap.
-			if !m.Time().After(end) || i == n-1 {
-				out = append(out, m)
-			}
-		}
-		out = append(out, part...)
-		if err := example.WriteRecords(base, out, format.WriterOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		bases = append(bases, base)
 	}
 	return bases
 }

@@ -162,6 +162,24 @@ func WriteRecords(base string, recs []stream.Record, opts format.WriterOptions) 
 // all the metadata (a host's archives, for folio tests), and returns their
 // base names.
 func WriteHalves(dir, host string) ([]string, error) {
+	return writeSplit(dir, host, []string{"first", "second"}, true)
+}
+
+// WriteParts writes the example's records as n archives of host,
+// dir/host/part0, part1, ..., one per n-th of its data, each with the
+// metadata up to its end (the last with all of it), so that they do not
+// overlap in time, and returns their base names.
+func WriteParts(dir, host string, n int) ([]string, error) {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("part%d", i)
+	}
+	return writeSplit(dir, host, names, false)
+}
+
+// writeSplit writes one archive per name, each with its share of the data
+// and all the metadata (allMeta) or the metadata up to its end.
+func writeSplit(dir, host string, names []string, allMeta bool) ([]string, error) {
 	recs, err := Records()
 	if err != nil {
 		return nil, err
@@ -181,15 +199,24 @@ func WriteHalves(dir, host string) ([]string, error) {
 		}
 	}
 	label.Hostname = host
+	n := len(names)
 	var bases []string
-	for i, part := range [][]stream.Record{data[:len(data)/2], data[len(data)/2:]} {
-		base := filepath.Join(dir, host, []string{"first", "second"}[i])
+	for i, name := range names {
+		part := data[i*len(data)/n : (i+1)*len(data)/n]
+		base := filepath.Join(dir, host, name)
 		if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
 			return nil, err
 		}
 		l := label
 		l.Start = part[0].Time()
-		out := append(append([]stream.Record{&l}, meta...), part...)
+		out := []stream.Record{&l}
+		end := part[len(part)-1].Time()
+		for _, m := range meta {
+			if allMeta || i == n-1 || !m.Time().After(end) {
+				out = append(out, m)
+			}
+		}
+		out = append(out, part...)
 		if err := WriteRecords(base, out, format.WriterOptions{}); err != nil {
 			return nil, err
 		}
