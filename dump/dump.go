@@ -94,6 +94,10 @@ type Options struct {
 	// Prog names the tool in those messages (default "pmdumplog", as
 	// PCP's QA expects them; pcpcat gives its own name).
 	Prog string
+
+	// OnRecord, when set, sees each record the exports (JSON, CSV,
+	// Samples) read, in or out of the window: a progress display.
+	OnRecord func(stream.Record)
 }
 
 // normalize applies pmdumplog's implications between flags.

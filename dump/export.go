@@ -81,6 +81,9 @@ func (e *exporter) each(withMeta bool, f func(rec stream.Record) error) error {
 	origin := e.win.start
 	for it.Next() {
 		rec := it.At()
+		if e.d.opts.OnRecord != nil {
+			e.d.opts.OnRecord(rec)
+		}
 		switch r := rec.(type) {
 		case *stream.Result, *stream.Mark:
 			t := rec.Time()

@@ -346,6 +346,9 @@ type SheetOptions struct {
 	// number, "" for a string, as sheet2pcp does. By default an empty cell
 	// gives no value, with a warning.
 	EmptyZero bool
+	// OnRow, when set, is called for each row read after the heading: a
+	// progress display.
+	OnRow func()
 }
 
 // guessComma picks the separator of a CSV line: the most frequent of ;
@@ -456,6 +459,9 @@ func ImportSheet(s *Sheet, csvR io.Reader, csvName string, o SheetOptions,
 		if skip > 0 {
 			skip--
 			continue
+		}
+		if o.OnRow != nil {
+			o.OnRow()
 		}
 		if len(row) != len(s.Columns) && !warned {
 			warned = true

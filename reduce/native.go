@@ -208,6 +208,9 @@ func RunNativeInputs(inputs []string, outputs []Output, opts Options) (err error
 		}
 		it = stream.Concat(names, its...)
 	}
+	pr := toolio.StartProgress(opts.Stderr, toolio.DataSize(as), opts.NoProgress)
+	defer pr.Done(false) // a run that fails; Done(true) comes first on success
+	it = toolio.Showing(it, pr)
 	for it.Next() {
 		r := it.At()
 		if k := r.Kind(); k == stream.KindResult || k == stream.KindMark {
@@ -240,6 +243,7 @@ func RunNativeInputs(inputs []string, outputs []Output, opts Options) (err error
 			return err
 		}
 	}
+	pr.Done(true)
 	for _, n := range ns_ {
 		n.warnSampling()
 	}

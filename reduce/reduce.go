@@ -113,6 +113,9 @@ type Options struct {
 	// Overwrite (native mode) replaces existing output archives, which
 	// stay whole until the new ones are complete.
 	Overwrite bool
+	// NoProgress (native mode) shows no progress display on Stderr
+	// (there is one when it is a terminal; never in Compat mode).
+	NoProgress bool
 	// Prog names the program in messages ("pmlogreduce", "pcpreduce").
 	Prog string
 	// Stdout receives pmlogreduce's timezone note; Stderr its warnings.

@@ -37,6 +37,9 @@ type Job struct {
 	damage    error // a truncated input record, met while reading
 	NoSync    bool  // --no-sync (never with -i: the input is at stake)
 	Overwrite bool  // --overwrite: replace an existing output archive
+	// NoProgress: no progress display (--quiet). There is never one
+	// under PCP's names, nor for a stream on standard input.
+	NoProgress bool
 	// DebugLog: -Dlog (or -Dall); as pmlogrewrite, only the short read of
 	// a truncated record is said (no other debugging output).
 	DebugLog bool
@@ -152,7 +155,9 @@ func (j *Job) run(stdin *os.File, stdout, report io.Writer) error {
 	if j.Quick && !plan.Changes() {
 		return nil
 	}
-	rw := New(stream.Described(src.it), plan, Options{OutputVersion: outVer, Meta: meta, Index: src.index, KeepDescriptors: !j.Compat})
+	pr := toolio.StartProgress(j.Stderr, src.size, j.Compat || j.NoProgress)
+	defer pr.Done(false) // a run that fails; Done(true) comes first on success
+	rw := New(stream.Described(toolio.Showing(src.it, pr)), plan, Options{OutputVersion: outVer, Meta: meta, Index: src.index, KeepDescriptors: !j.Compat})
 
 	out := j.Out
 	if j.InPlace {
@@ -202,6 +207,7 @@ func (j *Job) run(stdin *os.File, stdout, report io.Writer) error {
 	if err := rw.Err(); err != nil {
 		if j.Desperate && out != "" && !j.InPlace && rw.DataRecords() > 0 {
 			if cerr := closeArchive(); cerr == nil {
+				pr.Done(false)
 				fmt.Fprintf(j.Stderr, "%s: %v\n%s: the partial archive %q is kept (-d)\n", j.Prog, err, j.Prog, out)
 				return toolio.Silent{Code: toolio.ExitFailed}
 			}
@@ -238,6 +244,7 @@ func (j *Job) run(stdin *os.File, stdout, report io.Writer) error {
 		}
 		return err
 	}
+	pr.Done(true)
 	return nil
 }
 
@@ -306,6 +313,7 @@ type source struct {
 	meta    *format.Metadata
 	version int
 	index   []format.IndexEntry // nil for a stream
+	size    int64               // of the data volumes, for the progress display (0: none)
 	stream  bool                // read from a stream, not an archive
 	it      stream.Iterator
 	base    string // the archive's base name, for -i
@@ -329,7 +337,7 @@ func (j *Job) openArchive(name string) (*source, error) {
 	}
 	index, _ := a.Index()
 	it := a.Records()
-	return &source{name: name, meta: meta, version: a.Version(), index: index, it: it,
+	return &source{name: name, meta: meta, version: a.Version(), index: index, it: it, size: a.DataSize(),
 		base: a.Base(), closers: []func(){func() { it.Close() }}}, nil
 }
 

@@ -52,6 +52,8 @@ func (j *Job) openStream(stdin *os.File) (*source, error) {
 		return src, err
 	}
 	as.closers = append(src.closers, as.closers...)
-	as.name = name
+	// No progress display for a stream, as in pcpcat: its reading is
+	// over, and the spill's size was not known when it began.
+	as.name, as.size = name, 0
 	return as, nil
 }

@@ -30,6 +30,7 @@ var opts = toolio.Opts{
 	{Name: "force", Usage: "with --dataset: redo files whose archive has not changed"},
 	toolio.OptStart,
 	toolio.OptFinish,
+	toolio.OptQuiet,
 }
 
 func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
@@ -53,7 +54,7 @@ func warner(stderr io.Writer) func(error) {
 	return func(err error) { fmt.Fprintf(stderr, "pcpexport: warning: %v\n", err) }
 }
 
-func action(c *cli.Context, stdin *os.File, stdout, stderr io.Writer) error {
+func action(c *cli.Context, stdin *os.File, stdout, stderr io.Writer) (err error) {
 	modes := 0
 	for _, m := range []bool{c.Bool("parquet"), c.Bool("openmetrics"), c.String("dataset") != ""} {
 		if m {
@@ -82,18 +83,26 @@ func action(c *cli.Context, stdin *os.File, stdout, stderr io.Writer) error {
 	}
 	defer cleanup()
 	out := c.String("o")
+	if c.Bool("parquet") && (out == "" || out == "-") {
+		return toolio.UsageError{Msg: "--parquet needs -o FILE (Parquet is written to a file, not a pipe)"}
+	}
+	// A stream on standard input has been spilled by now: as for pcpcat,
+	// no display of it.
+	pr := toolio.StartProgress(stderr, a.DataSize(), c.Bool("quiet") || name == "-")
+	defer func() { pr.Done(err == nil) }()
+	if pr != nil {
+		dopts.OnRecord = pr.Record
+	}
 	if c.Bool("parquet") {
-		if out == "" || out == "-" {
-			return toolio.UsageError{Msg: "--parquet needs -o FILE (Parquet is written to a file, not a pipe)"}
-		}
 		_, err := export.Parquet(out, a, dopts)
 		return err
 	}
-	w := stdout
 	if out != "" && out != "-" {
 		return openMetricsFile(out, a, dopts)
 	}
-	_, _, err = export.OpenMetrics(w, a, dopts)
+	// The text is gathered first, then written: the display ends
+	// before it comes out, on a terminal too.
+	_, _, err = export.OpenMetrics(pr.Ending(stdout), a, dopts)
 	return err
 }
 

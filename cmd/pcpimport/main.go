@@ -32,6 +32,7 @@ var opts = toolio.Opts{
 	toolio.OptZstd,
 	toolio.OptNoSync,
 	toolio.OptOverwrite,
+	toolio.OptQuiet,
 }
 
 func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
@@ -54,13 +55,25 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 			if !c.Bool("json") {
 				return toolio.Usagef("say what the input is: --json, --map MAPFILE or --csv -c ...")
 			}
-			in := logimport.NewJSONFiles(c.Args().Slice(), stdin, func(n string) (io.ReadCloser, error) { return os.Open(n) })
+			// The display counts the input's bytes and its lines.
+			pr := toolio.StartFileProgress(stderr, c.Args().Slice(), c.Bool("quiet"))
+			defer pr.Done(false)
+			in := logimport.NewJSONFiles(c.Args().Slice(), stdin, func(n string) (io.ReadCloser, error) {
+				f, err := os.Open(n)
+				if err != nil {
+					return nil, err
+				}
+				return struct {
+					io.Reader
+					io.Closer
+				}{pr.Reader(f), f}, nil
+			})
 			defer in.Close()
 			sink, err := toolio.OpenOutput(c.String("o"), wo, stdout)
 			if err != nil {
 				return err
 			}
-			return toolio.Copy(in, sink)
+			return toolio.CopyShowing(in, sink, pr)
 		},
 	}
 	return toolio.Exit(prog, app.Run(args, stdin, stdout, stderr), stderr)

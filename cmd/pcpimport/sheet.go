@@ -13,7 +13,7 @@ import (
 )
 
 // sheet imports CSV with a sheet2pcp mapfile.
-func sheet(c *cli.Context, mapfile string, wo format.WriterOptions, stdin io.Reader, stdout, stderr io.Writer) error {
+func sheet(c *cli.Context, mapfile string, wo format.WriterOptions, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	s, err := sheetOf(c, mapfile)
 	if err != nil {
 		return err
@@ -26,23 +26,26 @@ func sheet(c *cli.Context, mapfile string, wo format.WriterOptions, stdin io.Rea
 	}
 	var in io.Reader = stdin
 	name := "standard input"
-	switch c.NArg() {
-	case 0:
-	case 1:
+	if c.NArg() > 1 {
+		return toolio.Usagef("--map takes one CSV input")
+	}
+	// The display counts the input's bytes and its rows.
+	pr := toolio.StartFileProgress(stderr, c.Args().Slice(), c.Bool("quiet"))
+	defer func() { pr.Done(err == nil) }()
+	if c.NArg() == 1 {
 		if name = c.Args().First(); name != "-" {
 			f, err := os.Open(name)
 			if err != nil {
 				return err
 			}
 			defer f.Close()
-			in = f
+			in = pr.Reader(f)
 		}
-	default:
-		return toolio.Usagef("--map takes one CSV input")
 	}
 	out := c.String("o")
 	o := logimport.SheetOptions{Options: logimport.Options{Version: wo.Version, Zstd: wo.Zstd, NoSync: wo.NoSync, Overwrite: wo.Overwrite},
 		EmptyZero: c.Bool("empty-zero"),
+		OnRow:     pr.Count,
 		Warn:      func(err error) { fmt.Fprintln(stderr, "pcpimport: warning:", err) }}
 	if o.Version == 0 {
 		o.Version = 2 // sheet2pcp's default (PCP_ARCHIVE_VERSION)

@@ -52,6 +52,7 @@ func folioReduce(c *cli.Context, opts reduce.Options, args []string) error {
 		}
 		o := opts
 		o.Prog = prog + ": host " + h.Name
+		o.NoProgress = true // hosts run at once: their displays would draw over each other
 		return reduce.RunNativeInputs(h.Bases, outs, o)
 	}
 	report := func(host string, err error) { fmt.Fprintf(errw, "%s: host %s: %v\n", prog, host, err) }

@@ -58,6 +58,7 @@ var opts = toolio.Opts{
 	toolio.OptNoSync,
 	toolio.OptOverwrite,
 	toolio.OptZstd,
+	toolio.OptQuiet,
 }
 
 func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
@@ -147,7 +148,7 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 		}
 		return reduce.Run(args[0], args[1], opts)
 	}
-	opts.NoSync, opts.Overwrite = c.Bool("no-sync"), c.Bool("overwrite")
+	opts.NoSync, opts.Overwrite, opts.NoProgress = c.Bool("no-sync"), c.Bool("overwrite"), c.Bool("quiet")
 	if err := checkFirst(c); err != nil {
 		return err
 	}
@@ -175,6 +176,8 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 		}
 	}
 	if len(ins) == 0 {
+		// A stream is spilled first; as for pcpcat, no display of it.
+		opts.NoProgress = true
 		dir, err := os.MkdirTemp("", "pcpreduce")
 		if err != nil {
 			return err

@@ -41,6 +41,7 @@ var opts = toolio.Opts{
 	toolio.OptOutput,
 	toolio.OptNoSync,
 	toolio.OptOverwrite,
+	toolio.OptQuietLong, // -q is pmlogrewrite's (quick)
 }
 
 func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
@@ -79,7 +80,8 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 	j := &rewrite.Job{Prog: prog, Compat: compat, Stderr: stderr, InPlace: c.Bool("i"), Check: c.Bool("C"),
 		Quick: c.Bool("q"), Verbose: c.Bool("v") || c.Bool("C"), Warnings: c.Bool("w") || c.Bool("C"),
 		Desperate: c.Bool("d"), Version: c.Int("V"), Scale: c.Bool("s"), NoSync: !compat && c.Bool("no-sync"),
-		Overwrite: !compat && c.Bool("overwrite"), DebugLog: compat && debugLog(c.String("D"))}
+		Overwrite: !compat && c.Bool("overwrite"), DebugLog: compat && debugLog(c.String("D")),
+		NoProgress: compat || c.Bool("quiet")}
 	if v := j.Version; v != 0 && v != 2 && v != 3 {
 		return toolio.UsageError{Msg: fmt.Sprintf("-V %d: unsupported version (2 or 3)", v)}
 	}
