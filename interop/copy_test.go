@@ -1,7 +1,11 @@
 package interop
 
 import (
+	"bufio"
+	"bytes"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -14,14 +18,17 @@ var faithfulFlags = []string{"-d", "-i", "-L", "-m", "-s", "-e", "-h", "-I"}
 
 // TestCopyFaithful: a copy through `pcpcat -o` and through
 // `pcpcat | pcpcat -o` reads back identically under pmdumplog, and
-// pmlogcheck finds nothing in it that it does not find in the input.
+// pmlogcheck finds nothing in it that it does not find in the input. A
+// copy of one of the heavy archives whose volumes and .meta are the
+// input's byte for byte is not dumped (PCPTOOLS_QA_FULL=1 dumps it): the
+// two dumps would be 1.4 GB of text each, the same by construction.
 func TestCopyFaithful(t *testing.T) {
 	needPCP(t)
 	archives := qaArchives(t)
 	var total, good atomic.Int32
 	forEach(t, archives, func(t *testing.T, a string) {
 		total.Add(1)
-		want := dumpOf(t, a, faithfulFlags...)
+		var want string // pmdumplog of the input, made when first needed
 		wantCheck := map[string]bool{}
 		for _, f := range checkFindings(a) {
 			wantCheck[f] = true
@@ -45,9 +52,19 @@ func TestCopyFaithful(t *testing.T) {
 		}
 		ok := true
 		for _, out := range outs {
-			if d := sameDump(want, dumpOf(t, out, faithfulFlags...), a, out); d != "" {
-				ok = false
-				t.Errorf("%s: pmdumplog %v differs: %s", filepath.Base(out), faithfulFlags, d)
+			if heavy[filepath.Base(a)] && os.Getenv("PCPTOOLS_QA_FULL") == "" && sameFiles(t, a, out) {
+				// Every volume and the .meta, byte for byte the input's
+				// (decompressed): pmdumplog cannot tell them apart, and
+				// its values view of these takes minutes of CPU each.
+				t.Logf("%s: volumes and .meta identical to the input's; views not dumped", filepath.Base(out))
+			} else {
+				if want == "" {
+					want = dumpOf(t, a, faithfulFlags...)
+				}
+				if d := sameDump(want, dumpOf(t, out, faithfulFlags...), a, out); d != "" {
+					ok = false
+					t.Errorf("%s: pmdumplog %v differs: %s", filepath.Base(out), faithfulFlags, d)
+				}
 			}
 			for _, f := range checkFindings(out) {
 				if !wantCheck[f] {
@@ -105,4 +122,81 @@ func TestV3LikePmlogextract(t *testing.T) {
 		same.Add(1)
 	})
 	t.Logf("-V 3 identical to pmlogextract: %d of %d compared", same.Load(), compared.Load())
+}
+
+// sameFiles reports whether the copy out has the input archive a's data
+// volumes and .meta file, byte for byte, the input's decompressed (xz
+// volumes through xz -dc), and no volume more or less. The index is left
+// out: the copy rebuilds it.
+func sameFiles(t *testing.T, a, out string) bool {
+	t.Helper()
+	ins, err := filepath.Glob(a + ".*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, _ := filepath.Glob(out + ".*")
+	n := 0
+	for _, in := range ins {
+		suffix := strings.TrimPrefix(in, a)
+		plain := strings.TrimSuffix(suffix, ".xz")
+		if plain == ".index" {
+			continue
+		}
+		n++
+		if !sameBytes(t, in, out+plain) {
+			return false
+		}
+	}
+	for _, o := range outs {
+		if !strings.HasSuffix(o, ".index") {
+			n--
+		}
+	}
+	return n == 0
+}
+
+// sameBytes compares a file, decompressed by xz when its name says so,
+// with a plain one, streaming both.
+func sameBytes(t *testing.T, in, plain string) bool {
+	t.Helper()
+	pf, err := os.Open(plain)
+	if err != nil {
+		return false
+	}
+	defer pf.Close()
+	var r io.Reader
+	if strings.HasSuffix(in, ".xz") {
+		cmd := exec.Command("xz", "-dc", in)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+		r = stdout
+	} else {
+		f, err := os.Open(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		r = f
+	}
+	return sameReaders(bufio.NewReaderSize(r, 1<<20), bufio.NewReaderSize(pf, 1<<20))
+}
+
+func sameReaders(a, b io.Reader) bool {
+	ba, bb := make([]byte, 1<<16), make([]byte, 1<<16)
+	for {
+		na, ea := io.ReadFull(a, ba)
+		nb, eb := io.ReadFull(b, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false
+		}
+		if ea != nil || eb != nil {
+			return ea == eb || (ea == io.ErrUnexpectedEOF || ea == io.EOF) && (eb == io.ErrUnexpectedEOF || eb == io.EOF)
+		}
+	}
 }
