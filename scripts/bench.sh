@@ -327,6 +327,24 @@ compare "rewrite (10 rules), synced to disk" "$PMLOGREWRITE_BIN -c $TEN $BIG $OU
 compare "rewrite (10 rules, -r)" "" "$BIN/pcprewrite --no-sync -r $TENR $BIG -o $OUT/x"
 compare "rewrite through a pipe" "" "$BIN/pcpcat $BIG | $BIN/pcprewrite -c $TEN | $BIN/pcpcat --no-sync -o $OUT/x"
 
+# pcpsummary against pmlogsummary (issue 12: the summary of every metric,
+# into /dev/null), natively and under pmlogsummary's name (a symlink, as
+# `make install-compat` makes one).
+COMPAT=$DATA/compat
+mkdir -p "$COMPAT"
+ln -sf "$BIN/pcpsummary" "$COMPAT/pmlogsummary"
+ln -sf "$BIN/pcpreduce" "$COMPAT/pmlogreduce"
+PMLOGSUMMARY=$PCP_BIN_DIR/pmlogsummary
+compare "summary" "$PMLOGSUMMARY $BIG >/dev/null" "$BIN/pcpsummary $BIG >/dev/null"
+compare "summary (as pmlogsummary)" "$PMLOGSUMMARY $BIG >/dev/null" "$COMPAT/pmlogsummary $BIG >/dev/null"
+# pcpreduce against pmlogreduce -t 60 (issue 11): natively (interval
+# statistics) and under pmlogreduce's name (its interpolated values). The
+# compatible mode syncs as our tools do and takes no --no-sync (its command
+# line is pmlogreduce's): that row is timed to disk on both sides.
+PMLOGREDUCE=$PCP_BINADM_DIR/pmlogreduce
+compare "reduce -t 60" "$PMLOGREDUCE -t 60 $BIG $OUT/x" "$BIN/pcpreduce --no-sync -t 60 $BIG -o $OUT/x"
+compare "reduce -t 60 (as pmlogreduce), synced to disk" "$PMLOGREDUCE -t 60 $BIG $OUT/x && sync" "$COMPAT/pmlogreduce -t 60 $BIG $OUT/x && sync"
+
 # shellcheck disable=SC2086 # HOURLY_BASES is a list
 input "$(basename "$HOURLY") ($(echo $HOURLY_BASES | wc -w) archives)" $HOURLY_BASES
 compare "cp (floor)" "cp $HOURLY/* $OUT/" ""
