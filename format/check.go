@@ -90,6 +90,18 @@ type Finding struct {
 	Pass     int
 	Severity Severity
 	Msg      string
+
+	// PCP is the finding word for word as PCP 6.0.3's pmlogcheck prints
+	// it (one or more lines, no final newline), where Check knows
+	// pmlogcheck's wording; "" where it does not. See PCPReport.
+	PCP string
+	// PCPDebug is what libpcp prints about the finding under -Dlogmeta,
+	// before PCP, or "".
+	PCPDebug string
+	// PCPEffect is what the finding does to pmlogcheck's run.
+	PCPEffect PCPEffect
+
+	pcpRank int // pass 2: the position in pmlogcheck's walk of the descriptors
 }
 
 // CheckOptions tune Check.
@@ -119,9 +131,9 @@ func Flagged(findings []Finding) bool {
 	return false
 }
 
-// FormatFindings prints findings one per line, in pmlogcheck's manner:
+// FormatFindings prints findings one per line, in pcpcat --check's words:
 // "file: [offset N] message", or "file: message" when the finding has no
-// offset.
+// offset. (PCPReport gives them in pmlogcheck's words and order.)
 func FormatFindings(w io.Writer, findings []Finding) error {
 	bw := bufio.NewWriter(w)
 	for _, f := range findings {
@@ -139,7 +151,7 @@ func FormatFindings(w io.Writer, findings []Finding) error {
 // only when no file of the archive can be found at all; damage, however
 // bad, is reported as findings.
 func Check(name string, opts CheckOptions) ([]Finding, error) {
-	c := &checker{opts: opts, loc: opts.Location}
+	c := &checker{opts: opts, loc: opts.Location, name: name}
 	if c.loc == nil {
 		c.loc = time.Local
 	}
@@ -150,10 +162,21 @@ func Check(name string, opts CheckOptions) ([]Finding, error) {
 	c.files = files
 	c.run()
 	sort.SliceStable(c.out, func(i, j int) bool { return c.out[i].Pass < c.out[j].Pass })
+	dirRank := pcpDirOrder(files)
 	res := make([]Finding, len(c.out))
 	for i, f := range c.out {
+		if f.Pass == 0 {
+			if r, ok := dirRank[f.File]; ok {
+				f.pcpRank = r
+			} else {
+				f.pcpRank = len(dirRank)
+			}
+		}
 		if f.lazy != nil {
 			f.Msg = f.lazy()
+		}
+		if f.lazyPCP != nil {
+			f.PCP = f.lazyPCP()
 		}
 		res[i] = f.Finding
 	}
@@ -326,11 +349,13 @@ func indexOf(ss []string, s string) int {
 
 type finding struct {
 	Finding
-	lazy func() string // builds Msg once pass 3 knows how to print times
+	lazy    func() string // builds Msg once pass 3 knows how to print times
+	lazyPCP func() string // builds PCP likewise
 }
 
 // checker holds the state of one Check.
 type checker struct {
+	name  string // the archive as named to Check, for pmlogcheck's words
 	opts  CheckOptions
 	loc   *time.Location
 	files []*archFile
@@ -387,17 +412,33 @@ func (c *checker) add(f *archFile, off int64, pass int, sev Severity, format str
 	if f != nil {
 		name = f.path
 	}
-	c.out = append(c.out, finding{Finding: Finding{File: name, Offset: off, Pass: pass, Severity: sev, Msg: fmt.Sprintf(format, args...)}})
+	c.out = append(c.out, finding{Finding: Finding{File: name, Offset: off, Pass: pass, Severity: sev, Msg: fmt.Sprintf(format, args...), PCPEffect: pcpEffect(pass, sev)}})
+}
+
+// pcpEffect is what a finding does to pmlogcheck's run unless the check
+// that found it says otherwise: damage pass 0 finds fails the run.
+func pcpEffect(pass int, sev Severity) PCPEffect {
+	if pass == 0 && sev == Error {
+		return PCPFails
+	}
+	return PCPGoesOn
+}
+
+// pcp sets pmlogcheck's wording of the last finding added.
+func (c *checker) pcp(effect PCPEffect, format string, args ...any) {
+	f := &c.out[len(c.out)-1]
+	f.PCP = fmt.Sprintf(format, args...)
+	f.PCPEffect = effect
 }
 
 func (c *checker) addPath(path string, pass int, sev Severity, format string, args ...any) {
-	c.out = append(c.out, finding{Finding: Finding{File: path, Offset: -1, Pass: pass, Severity: sev, Msg: fmt.Sprintf(format, args...)}})
+	c.out = append(c.out, finding{Finding: Finding{File: path, Offset: -1, Pass: pass, Severity: sev, Msg: fmt.Sprintf(format, args...), PCPEffect: pcpEffect(pass, sev)}})
 }
 
 // addLazy adds a finding whose message is built at the end, and returns
 // its index.
 func (c *checker) addLazy(f *archFile, off int64, pass int, sev Severity, msg func() string) int {
-	c.out = append(c.out, finding{Finding: Finding{File: f.path, Offset: off, Pass: pass, Severity: sev}, lazy: msg})
+	c.out = append(c.out, finding{Finding: Finding{File: f.path, Offset: off, Pass: pass, Severity: sev, PCPEffect: pcpEffect(pass, sev)}, lazy: msg})
 	return len(c.out) - 1
 }
 
@@ -515,13 +556,25 @@ func (c *checker) frameFile(f *archFile, fn func(f *archFile, rec []byte, off in
 		}
 		return "record " + strconv.Itoa(n)
 	}
-	damage := func(off int64, n int, format string, args ...any) {
+	// damage reports the damage that stops pass 0 in f at record n, in
+	// our words (format, args) and pmlogcheck's (its words for record n
+	// are pcp, or label when n is the label).
+	damage := func(off int64, n int, pcp, label string, format string, args ...any) {
 		f.damaged = true
 		msg := what(n) + ": " + fmt.Sprintf(format, args...)
 		if off > 0 {
 			msg += fmt.Sprintf("; the last valid record ends at offset %d", off)
 		}
 		c.add(f, off, 0, Error, "%s", msg)
+		if n == 0 && label != "" {
+			pcp = f.path + ": " + label
+		} else {
+			pcp = fmt.Sprintf("%s[record %d]: %s", f.path, n, pcp)
+		}
+		if off > 0 {
+			pcp += fmt.Sprintf("\n%s: last valid record ends at offset %d", f.path, off)
+		}
+		c.pcp(PCPFails, "%s", pcp)
 	}
 	readErr := func(off int64, err error) {
 		f.damaged = true
@@ -541,7 +594,8 @@ func (c *checker) frameFile(f *archFile, fn func(f *archFile, rec []byte, off in
 			break
 		}
 		if left < 4 {
-			damage(off, n, "truncated header: %d of 4 bytes", left)
+			damage(off, n, fmt.Sprintf("unexpected EOF in record header, wanted 4, got %d bytes", left), "",
+				"truncated header: %d of 4 bytes", left)
 			break
 		}
 		var hdr [4]byte
@@ -551,19 +605,25 @@ func (c *checker) frameFile(f *archFile, fn func(f *archFile, rec []byte, off in
 		}
 		l := int64(int32(binary.BigEndian.Uint32(hdr[:])))
 		if l < 8 {
-			damage(off, n, "illegal length %d in header", l)
+			damage(off, n, fmt.Sprintf("illegal header record length (%d)", l), fmt.Sprintf("illegal header record length (%d) in label record", l),
+				"illegal length %d in header", l)
 			break
 		}
 		if l > left {
 			if left-4 < l-8 {
-				damage(off, n, "truncated: wanted %d bytes of body, got %d", l-8, left-4)
+				pcp := fmt.Sprintf("EOF in %%s body, wanted %d, got %d bytes", l-8, left-4)
+				damage(off, n, "unexpected "+fmt.Sprintf(pcp, "record"), "unexpected "+fmt.Sprintf(pcp, "label record"),
+					"truncated: wanted %d bytes of body, got %d", l-8, left-4)
 			} else {
-				damage(off, n, "truncated: wanted 4 bytes of trailer, got %d", left-4-(l-8))
+				pcp := fmt.Sprintf("EOF in %%s trailer, wanted 4, got %d bytes", left-4-(l-8))
+				damage(off, n, "unexpected "+fmt.Sprintf(pcp, "record"), "unexpected "+fmt.Sprintf(pcp, "label record"),
+					"truncated: wanted 4 bytes of trailer, got %d", left-4-(l-8))
 			}
 			break
 		}
 		if l > MaxRecord {
-			damage(off, n, "length %d is larger than any PCP record", l)
+			damage(off, n, "", "", "length %d is larger than any PCP record", l)
+			c.out[len(c.out)-1].PCP = "" // pmlogcheck reads on and stops elsewhere
 			break
 		}
 		if int64(cap(buf)) < l {
@@ -576,7 +636,13 @@ func (c *checker) frameFile(f *archFile, fn func(f *archFile, rec []byte, off in
 			break
 		}
 		if t := int64(binary.BigEndian.Uint32(rec[l-4:])); t != l {
-			damage(off, n, "length mismatch: header %d != trailer %d", l, int32(t))
+			if t := int32(t); t < 8 {
+				damage(off, n, fmt.Sprintf("illegal trailer record length (%d)", t), fmt.Sprintf("illegal trailer record length (%d) in label record", t),
+					"length mismatch: header %d != trailer %d", l, t)
+			} else {
+				damage(off, n, fmt.Sprintf("length mismatch: header %d != trailer %d", l, t), fmt.Sprintf("label record length mismatch: header %d != trailer %d", l, t),
+					"length mismatch: header %d != trailer %d", l, t)
+			}
 			break
 		}
 		if n == 0 {
@@ -611,6 +677,17 @@ func (c *checker) fileLabel(f *archFile, rec []byte) {
 	l, err := DecodeLabel(rec)
 	if err != nil {
 		c.add(f, 0, 0, Error, "bad label: %v", stripRecOffset(err))
+		// pmlogcheck's words where libpcp cannot load the label for
+		// its version; its other label checks are not modelled.
+		if magic := binary.BigEndian.Uint32(rec[4:]); magic&0xff != 2 && magic&0xff != 3 {
+			var pcp []string
+			if magic&^0xff != pcpLogMagic {
+				pcp = append(pcp, fmt.Sprintf("%s: bad label magic number: 0x%x not 0x%x as expected", f.path, magic&^0xff, pcpLogMagic))
+			}
+			pcp = append(pcp, fmt.Sprintf("%s: bad label version: %d not 2 or 3 as expected", f.path, magic&0xff),
+				fmt.Sprintf("%s: cannot load label record: %s", f.path, pcpErrLabel))
+			c.pcp(PCPFails, "%s", strings.Join(pcp, "\n"))
+		}
 		return
 	}
 	f.label = &l
@@ -654,6 +731,7 @@ func (c *checker) indexEntries(f *archFile, br *bufio.Reader, off, size int64) {
 			f.damaged = true
 			c.add(f, off, 0, Error, "index entry %d: truncated: wanted %d bytes, got %d; the last valid entry ends at offset %d",
 				f.records, esz, size-off, off)
+			c.pcp(PCPFails, "%s[record %d]: unexpected EOF in index entry, wanted %d, got %d bytes", f.path, f.records, esz, size-off)
 			return
 		}
 		if _, err := io.ReadFull(br, buf); err != nil {
@@ -746,6 +824,10 @@ func (c *checker) metaRecord(f *archFile, rec []byte, off int64) {
 	version := c.versionOf(f)
 	if name, known := metaTypeNames[typ]; known && !MetaVersionOK(typ, version) {
 		c.add(f, off, 0, Error, "unexpected record type %s (%d) for a v%d archive", name, typ, version)
+		// pmlogcheck's pass 0 reads the next record's header over the
+		// status that records this: it never fails the run, and libpcp
+		// then opens the archive. The record number counts the label as 0.
+		c.pcp(PCPGoesOn, "%s[record %d]: unexpected record type %s (%d) for V%d archive", f.path, len(f.starts), name, typ, version)
 		c.metaOK = false
 		return
 	}
@@ -774,7 +856,30 @@ func (c *checker) metaRecord(f *archFile, rec []byte, off int64) {
 	if err != nil {
 		c.add(f, off, 2, Error, "%s", err)
 		c.metaOK = false
+		// libpcp refuses to open the archive over it.
+		c.out[len(c.out)-1].PCPEffect = PCPNoOpen
+		var le *libpcpError
+		if errors.As(err, &le) {
+			c.pcp(PCPNoOpen, "pmlogcheck: cannot open archive \"%s\": %s\nChecking abandoned.", c.name, le.errStr)
+			c.out[len(c.out)-1].PCPDebug = le.debug
+		}
 	}
+}
+
+// libpcpError is damage for which libpcp refuses to open an archive,
+// with libpcp's words for it.
+type libpcpError struct {
+	error
+	errStr string // pmErrStr of the error the open fails with
+	debug  string // what libpcp prints under -Dlogmeta
+}
+
+func (e *libpcpError) Unwrap() error { return e.error }
+
+// badInDom is a refused instance domain record: msg in this package's
+// words, debug in libpcp's.
+func badInDom(msg, debug string) error {
+	return &libpcpError{error: errors.New(msg), errStr: pcpErrLogRec, debug: "__pmLogLoadInDom: InDom: " + debug}
 }
 
 func (c *checker) metaDesc(f *archFile, rec []byte, off int64) error {
@@ -856,18 +961,21 @@ func (c *checker) metaInDom(body []byte, typ uint32) error {
 		inst := int32(binary.BigEndian.Uint32(insts[4*i:]))
 		s := int32(binary.BigEndian.Uint32(idx[4*i:]))
 		if inst < 0 {
-			return fmt.Errorf("instance domain %s: bad instance identifier %d", id, inst)
+			return badInDom(fmt.Sprintf("instance domain %s: bad instance identifier %d", id, inst),
+				fmt.Sprintf("%s: instance[%d]: bad instance identifier (%d)", id, i, inst))
 		}
 		switch {
 		case s >= 0:
 			if int(s) > len(strs) {
-				return fmt.Errorf("instance domain %s: name offset %d of instance %d beyond the %d-byte string table", id, s, inst, len(strs))
+				return badInDom(fmt.Sprintf("instance domain %s: name offset %d of instance %d beyond the %d-byte string table", id, s, inst, len(strs)),
+					fmt.Sprintf("%s instance[%d]: bad string index (%d) > max index based on record length (%d)", id, i, s, len(strs)))
 			}
 			names[inst] = cstring(strs[s:])
 		case typ == TypeInDomDelta && s == -1:
 			// a deletion; keep the name for messages about older data
 		default:
-			return fmt.Errorf("instance domain %s: bad name offset %d for instance %d", id, s, inst)
+			return badInDom(fmt.Sprintf("instance domain %s: bad name offset %d for instance %d", id, s, inst),
+				fmt.Sprintf("%s instance[%d]: bad string index (%d)", id, i, s))
 		}
 	}
 	return nil
@@ -953,6 +1061,7 @@ func (c *checker) metricName(id stream.PMID) string {
 func (c *checker) pass1() {
 	if c.index == nil {
 		c.addPath(c.archiveBase()+".index", 1, Warning, "temporal index is missing")
+		c.pcp(PCPGoesOn, "%s: warning temporal index is missing", c.archiveBase())
 		return
 	}
 	if len(c.entries) == 0 {
@@ -974,11 +1083,21 @@ func (c *checker) pass1() {
 		ia := &c.entries[i]
 		e := ia.e
 		n := i + 1
-		bad := func(format string, args ...any) {
-			c.add(f, ia.off, 1, Error, "entry %d: %s", n, fmt.Sprintf(format, args...))
+		// bad reports a bad entry in our words (msg) and pmlogcheck's.
+		bad := func(msg, pcp string) {
+			c.add(f, ia.off, 1, Error, "entry %d: %s", n, msg)
+			c.pcp(PCPGoesOn, "%s.index[entry %d]: %s", c.archiveBase(), n, pcp)
+		}
+		stamp := func(t stream.Timestamp, usec int64, version int) string {
+			nsec := int64(t.Nsec)
+			if version == 2 {
+				nsec = usec * 1000
+			}
+			return fmt.Sprintf("%d.%09d", t.Sec, nsec)
 		}
 		if e.Vol < 0 {
-			bad("illegal negative volume number %d", e.Vol)
+			bad(fmt.Sprintf("illegal negative volume number %d", e.Vol),
+				fmt.Sprintf("illegal negative volume number %d", e.Vol))
 			logSize = -1
 		} else if last == nil || e.Vol != last.e.Vol {
 			logSize = -1
@@ -986,6 +1105,7 @@ func (c *checker) pass1() {
 				logSize = v.size
 			} else if v == nil {
 				c.addPath(fmt.Sprintf("%s.%d", c.archiveBase(), e.Vol), 1, Warning, "file missing for data volume %d named by index entry %d", e.Vol, n)
+				c.pcp(PCPGoesOn, "%s.%d: file missing for log volume %d", c.archiveBase(), e.Vol, e.Vol)
 			}
 		}
 		nsec := int64(e.T.Nsec)
@@ -993,22 +1113,28 @@ func (c *checker) pass1() {
 			nsec = ia.usec * 1000
 		}
 		if e.T.Sec < 0 || nsec < 0 {
-			bad("illegal negative timestamp (%d sec, %d nsec)", e.T.Sec, nsec)
+			bad(fmt.Sprintf("illegal negative timestamp (%d sec, %d nsec)", e.T.Sec, nsec),
+				fmt.Sprintf("illegal negative timestamp value (%d sec, %d nsec)", e.T.Sec, nsec))
 		}
 		if nsec > 999999999 {
-			bad("illegal timestamp nsec value (%d sec, %d nsec)", e.T.Sec, nsec)
+			msg := fmt.Sprintf("illegal timestamp nsec value (%d sec, %d nsec)", e.T.Sec, nsec)
+			bad(msg, msg)
 		}
 		if e.MetaOff < labelSize {
-			bad("offset to metadata (%d) before the end of the label (%d)", e.MetaOff, labelSize)
+			bad(fmt.Sprintf("offset to metadata (%d) before the end of the label (%d)", e.MetaOff, labelSize),
+				fmt.Sprintf("offset to metadata (%d) before end of label record (%d)", e.MetaOff, labelSize))
 		}
 		if metaSize >= 0 && e.MetaOff > metaSize {
-			bad("offset to metadata (%d) past the end of the file (%d)", e.MetaOff, metaSize)
+			bad(fmt.Sprintf("offset to metadata (%d) past the end of the file (%d)", e.MetaOff, metaSize),
+				fmt.Sprintf("offset to metadata (%d) past end of file (%d)", e.MetaOff, metaSize))
 		}
 		if e.DataOff < labelSize {
-			bad("offset to data (%d) before the end of the label (%d)", e.DataOff, labelSize)
+			bad(fmt.Sprintf("offset to data (%d) before the end of the label (%d)", e.DataOff, labelSize),
+				fmt.Sprintf("offset to log (%d) before end of label record (%d)", e.DataOff, labelSize))
 		}
 		if logSize >= 0 && e.DataOff > logSize {
-			bad("offset to data (%d) past the end of volume %d (%d)", e.DataOff, e.Vol, logSize)
+			bad(fmt.Sprintf("offset to data (%d) past the end of volume %d (%d)", e.DataOff, e.Vol, logSize),
+				fmt.Sprintf("offset to log (%d) past end of file (%d)", e.DataOff, logSize))
 		}
 		// libpcp reads from the first entry's data offset whenever it
 		// replays from the start (pmlogcheck's pass 3 then fails), and
@@ -1016,7 +1142,7 @@ func (c *checker) pass1() {
 		// by the metadata offsets.
 		if v := vols[int(e.Vol)]; v != nil && e.DataOff >= labelSize && v.misaligned[e.DataOff] {
 			if i == 0 {
-				bad("offset to data (%d) is not the start of a record in volume %d: replay from the start fails", e.DataOff, e.Vol)
+				c.add(f, ia.off, 1, Error, "entry %d: offset to data (%d) is not the start of a record in volume %d: replay from the start fails", n, e.DataOff, e.Vol)
 			} else {
 				c.add(f, ia.off, 1, Info, "entry %d: offset to data (%d) is not the start of a record in volume %d: replay from %s would fail", n, e.DataOff, e.Vol, e.T)
 			}
@@ -1027,21 +1153,26 @@ func (c *checker) pass1() {
 			}
 		}
 		if g := c.golden; g != nil && g.Start.Sec != 0 && e.T.Before(g.Start) {
-			bad("timestamp %s before the label's start %s", e.T, g.Start)
+			bad(fmt.Sprintf("timestamp %s before the label's start %s", e.T, g.Start),
+				fmt.Sprintf("timestamp (%s) less than log label timestamp (%d.%09d)", stamp(e.T, ia.usec, ia.version), g.Start.Sec, g.Start.Nsec))
 		}
 		if last != nil {
 			p := last.e
 			if e.T.Before(p.T) {
-				bad("timestamp %s went backwards (from %s at entry %d)", e.T, p.T, n-1)
+				bad(fmt.Sprintf("timestamp %s went backwards (from %s at entry %d)", e.T, p.T, n-1),
+					fmt.Sprintf("timestamp (%s) went backwards in time (from %s at [entry %d])", stamp(e.T, ia.usec, ia.version), stamp(p.T, last.usec, last.version), n-1))
 			}
 			if e.Vol < p.Vol {
-				bad("volume number %d decreased (from %d at entry %d)", e.Vol, p.Vol, n-1)
+				bad(fmt.Sprintf("volume number %d decreased (from %d at entry %d)", e.Vol, p.Vol, n-1),
+					fmt.Sprintf("volume number (%d) decreased (from %d at [entry %d])", e.Vol, p.Vol, n-1))
 			}
 			if e.Vol == p.Vol && e.MetaOff < p.MetaOff {
-				bad("offset to metadata %d decreased (from %d at entry %d)", e.MetaOff, p.MetaOff, n-1)
+				bad(fmt.Sprintf("offset to metadata %d decreased (from %d at entry %d)", e.MetaOff, p.MetaOff, n-1),
+					fmt.Sprintf("offset to metadata (%d) decreased (from %d at [entry %d])", e.MetaOff, p.MetaOff, n-1))
 			}
 			if e.Vol == p.Vol && e.DataOff < p.DataOff {
-				bad("offset to data %d decreased (from %d at entry %d)", e.DataOff, p.DataOff, n-1)
+				bad(fmt.Sprintf("offset to data %d decreased (from %d at entry %d)", e.DataOff, p.DataOff, n-1),
+					fmt.Sprintf("offset to log (%d) decreased (from %d at [entry %d])", e.DataOff, p.DataOff, n-1))
 			}
 		}
 		last = ia
@@ -1057,25 +1188,38 @@ func (c *checker) pass2() {
 		return
 	}
 	f := c.meta
-	for _, da := range c.descs {
+	keys := make([]uint32, len(c.descs))
+	for i, da := range c.descs {
+		keys[i] = uint32(da.d.PMID)
+	}
+	rank := hashWalkOrder(keys)
+	base := c.archiveBase()
+	for i, da := range c.descs {
 		d := da.d
 		name := "unknown"
 		if ns := c.pmns.names[d.PMID]; len(ns) > 0 {
 			name = ns[0]
 		} else {
 			c.add(f, da.off, 2, Warning, "PMID %s has no name", d.PMID)
+			c.out[len(c.out)-1].pcpRank = rank[i]
 		}
 		if d.Type == stream.TypeNoSupport {
 			continue
 		}
+		// bad reports a bad descriptor; pmlogcheck's words differ from
+		// ours in naming the descriptor "pmDesc".
 		bad := func(sev Severity, format string, args ...any) {
-			c.add(f, da.off, 2, sev, "%s [%s]: %s", name, d.PMID, fmt.Sprintf(format, args...))
+			msg := fmt.Sprintf(format, args...)
+			c.add(f, da.off, 2, sev, "%s [%s]: %s", name, d.PMID, msg)
+			c.pcp(PCPGoesOn, "%s.meta: %s [%s]: %s", base, name, d.PMID, strings.Replace(msg, " descriptor", " pmDesc", 1))
+			c.out[len(c.out)-1].pcpRank = rank[i]
 		}
 		if d.Type < stream.Type32 || d.Type > stream.TypeHighresEvent {
 			bad(Error, "bad type (%d) in descriptor", d.Type)
 		}
 		if d.InDom != stream.InDomNull && d.PMID.Domain() != d.InDom.Domain() {
 			bad(Warning, "domain of PMID (%d) != domain of instance domain (%d)", d.PMID.Domain(), d.InDom.Domain())
+			c.out[len(c.out)-1].PCP = fmt.Sprintf("%s.meta: %s [%s]: domain of pmid (%d) != domain of indom (%d)", base, name, d.PMID, d.PMID.Domain(), d.InDom.Domain())
 		}
 		if d.Sem != stream.SemCounter && d.Sem != stream.SemInstant && d.Sem != stream.SemDiscrete {
 			bad(Error, "bad semantics (%d) in descriptor", d.Sem)
@@ -1202,12 +1346,14 @@ func (c *checker) dataRecord(f *archFile, rec []byte, off int64) {
 		c.addLazy(f, off, 3, Error, func() string {
 			return fmt.Sprintf("[%s] timestamp before the label's start %s", c.stamp(t), c.stamp(start))
 		})
+		c.pcp3(f, t, func() string { return ": timestamp before label timestamp: " + c.stamp(start) })
 	}
 	if t.Before(c.lastT) {
 		prev := c.lastT
 		c.addLazy(f, off, 3, Error, func() string {
 			return fmt.Sprintf("[%s] timestamp went backwards, prior timestamp %s", c.stamp(t), c.stamp(prev))
 		})
+		c.pcp3(f, t, func() string { return ": timestamp went backwards, prior timestamp: " + c.stamp(prev) })
 	}
 	c.lastT = t
 	if e := c.opts.End; e != nil && t.After(*e) {
@@ -1475,6 +1621,11 @@ func (c *checker) newMetric(f *archFile, off int64, t stream.Timestamp, id strea
 			c.once(limitKey{id, limNoDesc}, f, off, func() string {
 				return fmt.Sprintf("[%s] %s: no descriptor for this metric in the metadata", c.stamp(t), c.metricName(id))
 			})
+			if c.limits[limitKey{id, limNoDesc}] == 1 {
+				c.pcp3(f, t, func() string {
+					return fmt.Sprintf(" %s: pmLookupDesc failed: %s", c.metricName(id), pcpErrNoDesc)
+				})
+			}
 		}
 		return m
 	}
@@ -1493,7 +1644,12 @@ func (c *checker) newMetric(f *archFile, off int64, t stream.Timestamp, id strea
 func (c *checker) newInst(f *archFile, off int64, t stream.Timestamp, m *metricState, vs *vset, j int) {
 	v, ok := vs.value(j, m.desc.Type)
 	if !ok {
-		c.extractFailed(f, off, t, m, j)
+		if c.extractFailed(f, off, t, m, j) {
+			// pmlogcheck gives up on the archive here.
+			c.out[len(c.out)-1].PCPEffect = PCPExits
+			prev := c.out[len(c.out)-1].lazyPCP
+			c.out[len(c.out)-1].lazyPCP = func() string { return prev() + "\npmlogcheck: possibly corrupt archive?" }
+		}
 		return
 	}
 	inst := vs.inst(j)
@@ -1508,15 +1664,35 @@ func (c *checker) newInst(f *archFile, off int64, t stream.Timestamp, m *metricS
 	m.insts = append(m.insts, instState{inst: inst, last: v, t: t, epoch: c.epoch})
 }
 
-func (c *checker) extractFailed(f *archFile, off int64, t stream.Timestamp, m *metricState, j int) {
+// extractFailed reports a value pmExtractValue refuses, and whether the
+// report is a new finding (the last one added).
+func (c *checker) extractFailed(f *archFile, off int64, t stream.Timestamp, m *metricState, j int) bool {
 	id, typ, valfmt := m.desc.PMID, m.desc.Type, m.valfmt
-	c.once(limitKey{id, limExtract}, f, off, func() string {
+	k := limitKey{id, limExtract}
+	c.once(k, f, off, func() string {
 		how := "insitu"
 		if valfmt != stream.ValInsitu {
 			how = "a value block"
 		}
 		return fmt.Sprintf("[%s] %s: value %d cannot be read as %s from %s", c.stamp(t), c.metricName(id), j, typeName(typ), how)
 	})
+	if c.limits[k] != 1 {
+		return false
+	}
+	c.pcp3(f, t, func() string {
+		return fmt.Sprintf(" %s: pmExtractValue failed: %s", c.metricName(id), pcpErrConvert)
+	})
+	return true
+}
+
+// pcp3 sets pmlogcheck's wording of the last finding added, a pass 3 one
+// about the record at t in volume f: "ARCHIVE.VOL:[TIME]" and then what
+// msg builds once the times can be printed.
+func (c *checker) pcp3(f *archFile, t stream.Timestamp, msg func() string) {
+	base := c.archiveBase()
+	c.out[len(c.out)-1].lazyPCP = func() string {
+		return fmt.Sprintf("%s.%d:[%s]%s", base, f.vol, c.stamp(t), msg())
+	}
 }
 
 func (c *checker) wrap(f *archFile, off int64, t stream.Timestamp, m *metricState, inst int32, prev float64, prevT stream.Timestamp, v float64) {
@@ -1543,6 +1719,15 @@ func (c *checker) wrap(f *archFile, off int64, t stream.Timestamp, m *metricStat
 	c.addLazy(f, off, 3, Warning, func() string {
 		return fmt.Sprintf("[%s] %s%s: %s wrap: value %.0f at %s, then %.0f at %s",
 			c.stamp(t), c.metricName(d.PMID), instName, kind, prev, c.stamp(prevT), v, c.stamp(t))
+	})
+	verbose := c.opts.Verbose
+	c.pcp3(f, t, func() string {
+		s := fmt.Sprintf(": %s%s: %s wrap\n\tvalue %.0f at %s\n\tvalue %.0f at %s",
+			c.metricName(d.PMID), instName, kind, prev, c.stamp(prevT), v, c.stamp(t))
+		if verbose {
+			s += fmt.Sprintf("\n\tdifference %.0f", v-prev)
+		}
+		return s
 	})
 }
 

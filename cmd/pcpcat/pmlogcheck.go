@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -45,9 +46,8 @@ var logcheckOpts = toolio.Opts{
 	toolio.OptFinish,
 }
 
-// runLogcheck is pcpcat invoked as pmlogcheck: PCP's command line and exit
-// status (see checkOne). The findings are worded as pcpcat --check words
-// them.
+// runLogcheck is pcpcat invoked as pmlogcheck: PCP's command line, words
+// and exit status (see checkOne).
 func runLogcheck(args []string, stdout, stderr io.Writer) int {
 	return pcpMode{
 		prog:   "pmlogcheck",
@@ -65,15 +65,18 @@ func logcheckAction(c *cli.Context, stdout, stderr io.Writer) error {
 	if c.NArg() == 0 {
 		return toolio.UsageError{Msg: "Error: no archive specified\n"}
 	}
-	// pmlogcheck 6.0.3 takes further arguments without complaint; each
-	// is checked here.
-	damaged := false
-	for _, name := range c.Args().Slice() {
-		bad, err := checkOne(c, name, stdout, stderr)
-		if err != nil {
-			return err
-		}
-		damaged = damaged || bad
+	// pmlogcheck's findings go to stderr as they come, while its standard
+	// output (the "Note: timezone" line) stays in stdio's buffer until it
+	// exits: into one pipe or file, the findings come first. So they
+	// skip the flush pcpMode does before each message on stderr.
+	if ff, ok := stderr.(flushFirst); ok {
+		stderr = ff.w
+	}
+	// pmlogcheck 6.0.3 takes further arguments without complaint, and
+	// checks the first archive only.
+	damaged, err := checkOne(c, c.Args().First(), stdout, stderr)
+	if err != nil {
+		return err
 	}
 	if damaged {
 		return toolio.Silent{Code: 1}
@@ -81,19 +84,30 @@ func logcheckAction(c *cli.Context, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// checkOne checks one archive and reports whether it is damaged as
-// pmlogcheck 6.0.3's exit status tells it: only errors of pass 0 (labels,
-// record framing) count; what passes 1 to 3 find (index entries,
-// descriptors, timestamps, counter wraps) is printed with exit status 0.
+// checkOne checks one archive and prints what pmlogcheck 6.0.3 would, in
+// its words and order, and reports whether pmlogcheck would exit 1: for
+// damage its pass 0 finds, an archive libpcp cannot open, or a value it
+// cannot extract where it first meets the metric's instance. What passes
+// 1 to 3 otherwise find (index entries, descriptors, timestamps, counter
+// wraps) is printed with exit status 0 (see format.PCPReport).
 func checkOne(c *cli.Context, name string, stdout, stderr io.Writer) (bool, error) {
 	if !isArchive(name) {
 		return false, fmt.Errorf("no PCP archive files match %q", name)
 	}
 	opts := format.CheckOptions{NoWrap: c.Bool("w"), MetaOnly: c.Bool("m"), Verbose: c.Bool("v")}
-	if c.Bool("l") {
-		if err := printCheckLabel(c, stdout, name); err != nil {
-			return false, err
-		}
+	werr := checkWindow(c, name, &opts, stderr)
+	findings, err := format.Check(name, opts)
+	if err != nil {
+		return false, err
+	}
+	run := format.PCPReport(findings, debugFlag(c.String("D"), "logmeta"))
+	printLines(stderr, run.Pass0)
+	if !run.Opened {
+		printLines(stderr, run.Lines)
+		return run.Failed, nil
+	}
+	if werr != nil {
+		return false, werr
 	}
 	switch {
 	case c.Bool("z"):
@@ -105,22 +119,32 @@ func checkOne(c *cli.Context, name string, stdout, stderr io.Writer) (bool, erro
 	case c.String("Z") != "":
 		fmt.Fprintf(stdout, "Note: timezone set to \"TZ=%s\"\n\n", c.String("Z"))
 	}
-	if err := checkWindow(c, name, &opts, stderr); err != nil {
-		return false, err
-	}
-	findings, err := format.Check(name, opts)
-	if err != nil {
-		return false, err
-	}
-	if err := format.FormatFindings(stdout, findings); err != nil {
-		return false, err
-	}
-	for _, f := range findings {
-		if f.Severity == format.Error && f.Pass == 0 {
-			return true, nil
+	if c.Bool("l") {
+		// pmlogcheck prints the label on stderr, once libpcp has opened
+		// the archive.
+		if err := printCheckLabel(c, stderr, name); err != nil {
+			return false, err
 		}
 	}
-	return false, nil
+	printLines(stderr, run.Lines)
+	return run.Failed, nil
+}
+
+func printLines(w io.Writer, lines []string) {
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+}
+
+// debugFlag reports whether the PCP debug options of -D (a comma separated
+// list) name flag.
+func debugFlag(opts, flag string) bool {
+	for _, o := range strings.Split(opts, ",") {
+		if o == flag || o == "all" {
+			return true
+		}
+	}
+	return false
 }
 
 // printCheckLabel prints the archive label as pmlogcheck -l does: times
