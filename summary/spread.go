@@ -29,6 +29,10 @@ const sketchBins = 2048
 // of squared deviations (stable where a sum of squares cancels: counters'
 // large values), and the sketch when percentiles are asked for.
 type spread struct {
+	// off: nothing is accumulated (text output shows neither the
+	// standard deviation nor percentiles, and Welford's division per
+	// value was an eighth of a summary's time).
+	off   bool
 	n     float64
 	mean  float64
 	m2    float64
@@ -41,7 +45,7 @@ type spread struct {
 }
 
 func (p *spread) add(v float64) {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	if p.off || math.IsNaN(v) || math.IsInf(v, 0) {
 		return
 	}
 	p.n++

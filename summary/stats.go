@@ -91,6 +91,18 @@ var errConv = errors.New("Impossible value or scale conversion")
 
 // extract reads a value as pmExtractValue(..., PM_TYPE_DOUBLE).
 func extract(vs *stream.VSet, i int, t stream.Type) (float64, error) {
+	if vs.ValFmt == stream.ValInsitu { // dump.ExtractDouble's insitu cases, inline
+		_, w := vs.RawPair(i)
+		switch t {
+		case stream.Type32:
+			return float64(int32(w)), nil
+		case stream.TypeU32:
+			return float64(w), nil
+		case stream.TypeFloat:
+			return float64(math.Float32frombits(w)), nil
+		}
+		return 0, errConv
+	}
 	v, err := vs.Value(i)
 	if err != nil {
 		return 0, err
@@ -174,6 +186,7 @@ func (a *accumulator) newInst(m *metricStats, inst int32, v float64, ts timeval)
 	is := &instStats{inst: inst, lastval: v, first: ts, last: ts, mintime: ts, maxtime: ts}
 	is.pres.see(ts, m.seq)
 	is.spread.wants = len(a.o.Percentiles) > 0
+	is.spread.off = !a.o.JSON && !a.o.CSV && !is.spread.wants
 	if a.o.Bins > 0 {
 		is.bin = make([]uint32, a.o.Bins)
 	}
