@@ -45,6 +45,13 @@ type metricStats struct {
 	// for pmlogsummary's linear search (which finds the first).
 	first map[int32]int
 	seq   uint64 // results with values of the metric so far (first pass)
+	// shift is where the last search found an instance relative to its
+	// position in the value set: when the sets are the stored order
+	// moved along (an instance gone, one come back), trying j+shift
+	// first saves the map. dups: some instance is in insts twice (then
+	// only the map knows which position is the first).
+	shift int
+	dups  bool
 }
 
 // accumulator is the state of both passes over the window.
@@ -150,7 +157,11 @@ func (m *metricStats) find(j int, numval int32, inst int32) int {
 		if m.insts[j].inst == inst {
 			return j
 		}
+		if k := j + m.shift; !m.dups && k >= 0 && k < len(m.insts) && m.insts[k].inst == inst {
+			return k // the only position holding inst, so the first
+		}
 		if k, ok := m.first[inst]; ok {
+			m.shift = k - j
 			return k
 		}
 		return -1
@@ -196,6 +207,8 @@ func (a *accumulator) newInst(m *metricStats, inst int32, v float64, ts timeval)
 	}
 	if _, ok := m.first[inst]; !ok {
 		m.first[inst] = len(m.insts)
+	} else {
+		m.dups = true
 	}
 	m.insts = append(m.insts, is)
 	if a.dbg.Appl0 {
