@@ -74,6 +74,8 @@ type accumulator struct {
 	fatal  error // pmlogsummary exits at once (a first value it cannot read)
 	// binning is set for the second pass (-B), which presence ignores.
 	binning bool
+	// honest: keep each instance's presence (only JSON and CSV print it).
+	honest bool
 }
 
 // descSource gives descriptors, as pmLookupDesc.
@@ -83,7 +85,7 @@ type descSource interface {
 
 func newAccumulator(o *Options, meta descSource) *accumulator {
 	return &accumulator{o: o, meta: meta, metrics: map[stream.PMID]*metricStats{},
-		skip: map[stream.PMID]bool{}, warned: map[stream.PMID]bool{}}
+		skip: map[stream.PMID]bool{}, warned: map[stream.PMID]bool{}, honest: o.JSON || o.CSV}
 }
 
 func (a *accumulator) pmiderr(p stream.PMID, format string, args ...any) {
@@ -195,7 +197,9 @@ func (a *accumulator) newMetric(d *stream.Desc) *metricStats {
 // newInst is newHashInst: v is the first value, at ts.
 func (a *accumulator) newInst(m *metricStats, inst int32, v float64, ts timeval) {
 	is := &instStats{inst: inst, lastval: v, first: ts, last: ts, mintime: ts, maxtime: ts}
-	is.pres.see(ts, m.seq)
+	if a.honest {
+		is.pres.see(ts, m.seq)
+	}
 	is.spread.wants = len(a.o.Percentiles) > 0
 	is.spread.off = !a.o.JSON && !a.o.CSV && !is.spread.wants
 	if a.o.Bins > 0 {
@@ -309,7 +313,9 @@ func (a *accumulator) add(r *stream.Result, ts timeval) error {
 				continue
 			}
 			is := m.insts[k]
-			is.pres.see(ts, m.seq)
+			if a.honest {
+				is.pres.see(ts, m.seq)
+			}
 			v, err := extract(vs, j, m.typ)
 			if err != nil {
 				a.pmiderr(vs.PMID, "failed to extract value: %v\n", err)
