@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 
@@ -115,6 +116,20 @@ func extract(vs *stream.VSet, i int, t stream.Type) (float64, error) {
 	v, err := vs.Value(i)
 	if err != nil {
 		return 0, err
+	}
+	if len(v.Payload) == 8 && (v.VType == uint8(t) || v.VType == 0) { // 64-bit blocks, inline
+		u := binary.BigEndian.Uint64(v.Payload)
+		if v.VType == 0 {
+			u = binary.LittleEndian.Uint64(v.Payload)
+		}
+		switch t {
+		case stream.Type64:
+			return float64(int64(u)), nil
+		case stream.TypeU64:
+			return float64(u), nil
+		case stream.TypeDouble:
+			return math.Float64frombits(u), nil
+		}
 	}
 	f, ok := dump.ExtractDouble(t, v)
 	if !ok {
