@@ -8,12 +8,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -48,6 +50,32 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// openSources opens every Go source of the module under root (and its
+// go.mod and go.sum). go test caches a package's result by its own files
+// and by the files the test opened; these tests run tools built from the
+// rest of the module, so without this a change to a tool replayed the last
+// cached pass instead of testing the change.
+func openSources(root string) {
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			switch n := d.Name(); {
+			case p != root && (strings.HasPrefix(n, ".") || n == "testdata" || n == "bench" || n == "duckdb"):
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if n := d.Name(); strings.HasSuffix(n, ".go") || n == "go.mod" || n == "go.sum" {
+			if f, err := os.Open(p); err == nil {
+				f.Close()
+			}
+		}
+		return nil
+	})
 }
 
 // needPCP skips when PCP or its QA archives are missing, except in CI.
@@ -129,7 +157,15 @@ func run(timeout time.Duration, stdin []byte, name string, args ...string) resul
 	return r
 }
 
-func ours(name string) string { return filepath.Join(binDir, name) }
+// ours is the path of one of our tools, built by TestMain from the
+// module's sources, which the first call opens (openSources): go test's
+// cache logs only what tests open once they run, not what TestMain does.
+func ours(name string) string {
+	sourcesOnce.Do(func() { openSources("..") })
+	return filepath.Join(binDir, name)
+}
+
+var sourcesOnce sync.Once
 
 // forEach runs f for every item as parallel subtests (go test's -parallel
 // bounds how many run at once; the Makefile raises it, as the work is
