@@ -121,6 +121,9 @@ func (d *dumper) dumpDescs() {
 	d.flush()
 }
 
+// AppendDesc appends a descriptor as pmPrintDesc prints it.
+func AppendDesc(b []byte, desc *stream.Desc) []byte { return appendDesc(b, desc) }
+
 // appendDesc appends a descriptor as pmPrintDesc does.
 func appendDesc(b []byte, desc *stream.Desc) []byte {
 	if desc.Type == stream.TypeNoSupport {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -191,4 +192,45 @@ func reduceInputState(t *testing.T, base string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestReduceTraceLikePmlogreduce: under pmlogreduce's name, -D appl0
+// writes pmlogreduce's trace (the window, each metric's descriptors in and
+// out, each instance domain written) word for word, as QA test 343 reads
+// it, on QA archives with counters, several instance domains and metrics
+// with two names. The address pmlogreduce prints is masked, as 343 does.
+func TestReduceTraceLikePmlogreduce(t *testing.T) {
+	needPCP(t)
+	pcp := "/usr/lib/pcp/bin/pmlogreduce"
+	links := t.TempDir()
+	ourBin := filepath.Join(links, "pmlogreduce")
+	if err := os.Symlink(ours("pcpreduce"), ourBin); err != nil {
+		t.Fatal(err)
+	}
+	addr := regexp.MustCompile(`(indom .* -> \()0x[0-9a-f]+`)
+	trace := func(bin, archive string, args []string) (string, int) {
+		out := filepath.Join(t.TempDir(), "out")
+		r := run(time.Minute, nil, bin, append(append([]string{"-D", "appl0"}, args...), archive, out)...)
+		return addr.ReplaceAllString(strings.ReplaceAll(r.stdout+r.stderr, out, "OUT"), "${1}ADDR"), r.code
+	}
+	for _, c := range []struct {
+		archive string
+		args    []string
+	}{
+		{"conn20070309", []string{"-z", "-S", "+8h", "-T+3h", "-t", "20min"}},
+		{"conn20070309", []string{"-z", "-A", "15m", "-S", "+8h", "-T+2h", "-t", "15min"}},
+		{"conn20070309", []string{"-Z", "UTC", "-S", "@16:00:00", "-T+2h", "-t", "15min"}},
+		{"20041125", []string{"-t", "10m"}},
+		{"ok-mv-foo", []string{"-t", "1m"}},
+		{"kenj-pc-1", []string{"-z", "-t", "30s"}},
+	} {
+		a := filepath.Join(qaDir, c.archive)
+		want, wc := trace(pcp, a, c.args)
+		got, gc := trace(ourBin, a, c.args)
+		if wc != gc || want != got {
+			t.Errorf("%s %v: pmlogreduce exits %d, ours %d; trace differs:\n--- pmlogreduce\n%s--- ours\n%s", c.archive, c.args, wc, gc, want, got)
+		} else if !strings.Contains(got, "input descriptor:") {
+			t.Errorf("%s %v: no trace:\n%s", c.archive, c.args, got)
+		}
+	}
 }

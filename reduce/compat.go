@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/pcptools/pcptools/dump"
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/pcptime"
 	"github.com/pcptools/pcptools/stream"
@@ -127,6 +129,13 @@ func runCompat(input, output string, opts *Options) (err error) {
 	}
 	winStart, winEnd := usec(win.Start), usec(win.End)
 	endRel := c.rel(end)
+	if opts.Trace {
+		// pmCtime of the window's ends, whole seconds, in the reporting zone.
+		ctime := func(t stream.Timestamp) string {
+			return time.Unix(t.Sec, 0).In(loc).Format("Mon Jan _2 15:04:05 2006")
+		}
+		fmt.Fprintf(opts.Stderr, "Start time: %s\nEnd time: %s\n", ctime(winStart), ctime(winEnd))
+	}
 
 	c.setup()
 	c.w, err = format.Create(output, format.WriterOptions{Version: c.version, KeepVolumes: true,
@@ -267,11 +276,31 @@ func (c *compat) writeHeader(winStart stream.Timestamp) error {
 		m := c.byPMID[f.pmid]
 		out := &stream.Desc{T: winStart, PMID: d.PMID, Type: m.outType, InDom: d.InDom, Sem: d.Sem,
 			Units: d.Units, Names: c.meta.names[f.pmid]}
+		if c.opts.Trace {
+			c.traceDesc(d, out)
+		}
 		if err := c.w.Write(out); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// traceDesc is pmlogreduce's -D appl0 trace of one metric: its names,
+// the descriptor read and the one written, and for a metric with an
+// instance domain the address of pmlogreduce's record of that domain
+// (any address: PCP's QA filters it out; one per domain here, as there).
+func (c *compat) traceDesc(in, out *stream.Desc) {
+	b := []byte("metric: \"")
+	b = append(b, strings.Join(out.Names, " or ")...)
+	b = fmt.Appendf(b, "\" (%s)\ninput descriptor:\n", in.PMID)
+	b = dump.AppendDesc(b, in)
+	b = append(b, "output descriptor (added to archive):\n"...)
+	b = dump.AppendDesc(b, out)
+	if in.InDom != stream.InDomNull {
+		b = fmt.Appendf(b, "    indom %s -> (%#x)\n", in.InDom, 0x5000_0000+uint64(in.InDom)*64)
+	}
+	c.opts.Stderr.Write(b)
 }
 
 // loop is pmlogreduce's main loop: a fetch per interval until the window
@@ -919,6 +948,9 @@ func (c *compat) doInDoms(t, clock stamp) (bool, error) {
 			continue
 		}
 		c.written[id] = insts
+		if c.opts.Trace {
+			fmt.Fprintf(c.opts.Stderr, "Add metadata: indom %s for metric %s\n", id, s.pmid)
+		}
 		enc := stream.InDomFull
 		if c.version == 2 {
 			enc = stream.InDomV2

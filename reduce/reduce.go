@@ -91,6 +91,10 @@ const DefaultInterval = 600 * time.Second
 type Options struct {
 	Mode     Mode
 	Interval time.Duration // output interval; DefaultInterval when 0
+	// Trace (compatible mode) writes pmlogreduce's -D appl0 trace on
+	// Stderr: the window, each metric's descriptors in and out, each
+	// instance domain written.
+	Trace bool
 	// Start, Finish and Align are -S, -T and -A in PCP's time syntax ("" for
 	// none).
 	Start, Finish, Align string
