@@ -115,17 +115,14 @@ func (d *dumper) dumpDescs() {
 			b = appendNames(b, names)
 		}
 		b = append(b, ")\n"...)
-		d.b = appendDesc(b, desc)
+		d.b = AppendDesc(b, desc)
 		d.maybeFlush()
 	})
 	d.flush()
 }
 
 // AppendDesc appends a descriptor as pmPrintDesc prints it.
-func AppendDesc(b []byte, desc *stream.Desc) []byte { return appendDesc(b, desc) }
-
-// appendDesc appends a descriptor as pmPrintDesc does.
-func appendDesc(b []byte, desc *stream.Desc) []byte {
+func AppendDesc(b []byte, desc *stream.Desc) []byte {
 	if desc.Type == stream.TypeNoSupport {
 		return append(b, "    Data Type: Not Supported\n"...)
 	}

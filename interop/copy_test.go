@@ -195,8 +195,9 @@ func sameReaders(a, b io.Reader) bool {
 		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
 			return false
 		}
-		if ea != nil || eb != nil {
-			return ea == eb || (ea == io.ErrUnexpectedEOF || ea == io.EOF) && (eb == io.ErrUnexpectedEOF || eb == io.EOF)
+		if ea != nil || eb != nil { // both at their ends, or a read failed
+			end := func(e error) bool { return e == io.EOF || e == io.ErrUnexpectedEOF }
+			return end(ea) && end(eb)
 		}
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"strings"
 
+	"github.com/pcptools/pcptools/internal/toolio"
 	"github.com/pcptools/pcptools/stream"
 )
 
@@ -17,19 +17,8 @@ type Debug struct{ Appl0, Appl1, Appl2 bool }
 // ParseDebug reads a -D argument: PCP's debug option names, separated by
 // commas; those other than appl0, appl1, appl2 and all change nothing here.
 func ParseDebug(arg string, d Debug) Debug {
-	for _, f := range strings.Split(arg, ",") {
-		switch f {
-		case "appl0":
-			d.Appl0 = true
-		case "appl1":
-			d.Appl1 = true
-		case "appl2":
-			d.Appl2 = true
-		case "all":
-			d = Debug{true, true, true}
-		}
-	}
-	return d
+	return Debug{d.Appl0 || toolio.DebugOn(arg, "appl0"), d.Appl1 || toolio.DebugOn(arg, "appl1"),
+		d.Appl2 || toolio.DebugOn(arg, "appl2")}
 }
 
 // tracer writes the traces as pmlogsummary does: to standard error,

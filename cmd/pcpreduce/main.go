@@ -106,11 +106,7 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 	opts := reduce.Options{Mode: reduce.Compat, Prog: prog, Stdout: stdout, Stderr: stderr, Samples: -1,
 		Start: c.String("S"), Finish: c.String("T"), Align: c.String("A"),
 		ArchiveZone: c.Bool("z"), Zone: c.String("Z")}
-	if compat {
-		for _, f := range strings.Split(c.String("D"), ",") {
-			opts.Trace = opts.Trace || f == "appl0" || f == "all"
-		}
-	}
+	opts.Trace = compat && toolio.DebugOn(c.String("D"), "appl0")
 	if opts.ArchiveZone && opts.Zone != "" {
 		return toolio.UsageError{Msg: "at most one of -Z and/or -z allowed"}
 	}

@@ -62,7 +62,7 @@ var (
 	// an input: the old archive stays whole until the new one is complete,
 	// and is put back if the replacement fails.
 	OptOverwrite = Opt{Name: "overwrite", Native: true, Usage: "replace an existing output archive (the old one stays whole until the new one is complete)"}
-	OptDebug     = Opt{Name: "D", Value: "FLAGS", Hidden: true, Usage: "PCP debug flags (accepted and ignored)"}
+	OptDebug     = Opt{Name: "D", Value: "FLAGS", Hidden: true, Usage: "PCP debug flags (accepted; the traces PCP's QA compares are written, others ignored)"}
 	OptFolio     = Opt{Name: "folio", Native: true, Usage: "the arguments are archive folios or directories of archives of several hosts: one output per host, in directory -o DIR"}
 	OptJobs      = Opt{Name: "j", Aliases: []string{"jobs"}, Value: "N", Kind: Int, Native: true, Usage: "with --folio, work on at most `N` hosts at once (default: the number of CPUs)"}
 )
@@ -282,4 +282,15 @@ func Names(args []string, native, pcpName string) (prog string, compat bool) {
 		return pcpName, true
 	}
 	return native, false
+}
+
+// DebugOn reports whether a -D argument (PCP's debug option names,
+// separated by commas) turns on the option name, itself or through "all".
+func DebugOn(arg, name string) bool {
+	for _, f := range strings.Split(arg, ",") {
+		if f == name || f == "all" {
+			return true
+		}
+	}
+	return false
 }
