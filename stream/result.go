@@ -98,6 +98,15 @@ func (v *VSet) Value(i int) (Value, error) {
 	return Value{Word: w, VType: blk[0], Payload: blk[4:]}, nil
 }
 
+// Block returns value i's value block, its 4-byte header (type, length)
+// included, for a set whose values are not insitu. It is Value without the
+// Value: a hot loop that reads blocks avoids copying that struct (which
+// Go's compiler does through memory, stalling on store forwarding).
+func (v *VSet) Block(i int) ([]byte, error) {
+	w := binary.BigEndian.Uint32(v.pairs[8*i+4:])
+	return blockAt(v.body, v.base, w, v.off+8*i+4)
+}
+
 // RawPair returns the raw instance and value words of value i (the value
 // word is an insitu value or a pointer).
 func (v *VSet) RawPair(i int) (inst int32, word uint32) {

@@ -53,6 +53,8 @@ type metricStats struct {
 	// only the map knows which position is the first).
 	shift int
 	dups  bool
+	// foreign: a stub for a metric another accumulator owns (split).
+	foreign bool
 }
 
 // accumulator is the state of both passes over the window.
@@ -77,6 +79,10 @@ type accumulator struct {
 	binning bool
 	// honest: keep each instance's presence (only JSON and CSV print it).
 	honest bool
+	// split, when not nil, shares the metrics between accumulators
+	// reading the same records (parallel.go); metrics another one owns
+	// are stubs with foreign set.
+	split *split
 }
 
 // descSource gives descriptors, as pmLookupDesc.
@@ -113,14 +119,14 @@ func extract(vs *stream.VSet, i int, t stream.Type) (float64, error) {
 		}
 		return 0, errConv
 	}
-	v, err := vs.Value(i)
+	blk, err := vs.Block(i)
 	if err != nil {
 		return 0, err
 	}
-	if len(v.Payload) == 8 && (v.VType == uint8(t) || v.VType == 0) { // 64-bit blocks, inline
-		u := binary.BigEndian.Uint64(v.Payload)
-		if v.VType == 0 {
-			u = binary.LittleEndian.Uint64(v.Payload)
+	if len(blk) == 12 && (blk[0] == uint8(t) || blk[0] == 0) { // 64-bit blocks, inline
+		u := binary.BigEndian.Uint64(blk[4:])
+		if blk[0] == 0 {
+			u = binary.LittleEndian.Uint64(blk[4:])
 		}
 		switch t {
 		case stream.Type64:
@@ -131,6 +137,7 @@ func extract(vs *stream.VSet, i int, t stream.Type) (float64, error) {
 			return math.Float64frombits(u), nil
 		}
 	}
+	v, _ := vs.Value(i) // the same block, read again: the rare types
 	f, ok := dump.ExtractDouble(t, v)
 	if !ok {
 		return 0, errConv
@@ -259,13 +266,16 @@ func numeric(t stream.Type) bool {
 
 // metric returns the state of a value set's metric (nil if none yet),
 // looking first at the metric that was at the same position last time.
-func (a *accumulator) metric(slot int, p stream.PMID) *metricStats {
+func (a *accumulator) metric(slot int, p stream.PMID, numval int32) *metricStats {
 	if slot < len(a.bySlot) {
 		if m := a.bySlot[slot]; m != nil && m.pmid == p {
 			return m
 		}
 	}
 	m := a.metrics[p]
+	if m == nil && a.split != nil && !a.split.mine(p, numval) {
+		m = a.split.stub(p)
+	}
 	for len(a.bySlot) <= slot {
 		a.bySlot = append(a.bySlot, nil)
 	}
@@ -286,7 +296,10 @@ func (a *accumulator) add(r *stream.Result, ts timeval) error {
 			a.pmiderr(vs.PMID, "failed in archive value fetch: %s\n", errText(vs.NumVal))
 			continue
 		}
-		m := a.metric(slot, vs.PMID)
+		m := a.metric(slot, vs.PMID, vs.NumVal)
+		if m != nil && m.foreign {
+			continue
+		}
 		if m == nil {
 			if a.skip[vs.PMID] {
 				continue
@@ -469,8 +482,8 @@ func (a *accumulator) bin(r *stream.Result, ts timeval) error {
 			a.pmiderr(vs.PMID, "failed in 2nd pass archive fetch: %s\n", errText(vs.NumVal))
 			continue
 		}
-		m := a.metric(slot, vs.PMID)
-		if m == nil {
+		m := a.metric(slot, vs.PMID, vs.NumVal)
+		if m == nil || m.foreign {
 			continue
 		}
 		for j := 0; j < int(vs.NumVal); j++ {

@@ -83,6 +83,11 @@ type Options struct {
 	// Debug turns on pmlogsummary's traces (-D appl0,appl1,appl2), on
 	// Warn; the mark traces go to w.
 	Debug Debug
+	// Workers is how many goroutines share the metrics between them
+	// while reading (parallel.go): 0 picks one per core (GOMAXPROCS),
+	// at most maxWorkers; 1 reads and summarises on one goroutine.
+	// Traces (-D), -v and reduced archives always take one.
+	Workers int
 	// Location, when not nil, overrides ArchiveZone, Zone and the local
 	// zone, and no note about the zone is printed (tests).
 	Location *time.Location
@@ -209,19 +214,25 @@ func (s *summarizer) run() error {
 		}
 	}
 	var fetchErr error
-	if err := s.pass(s.acc.add); err != nil {
-		if s.acc.fatal != nil {
+	if n := s.workers(); n > 1 {
+		if fetchErr = s.parallel(n); fetchErr != nil && s.acc.fatal != nil {
 			return s.acc.fatal
 		}
-		fetchErr = err
-	}
-	if s.o.Bins > 0 {
-		s.acc.binning = true
-		if s.o.Debug.Appl0 {
-			io.WriteString(s.warn, "resetting for second iteration\n")
-		}
-		if err := s.pass(s.acc.bin); err != nil && fetchErr == nil {
+	} else {
+		if err := s.pass(s.acc.add); err != nil {
+			if s.acc.fatal != nil {
+				return s.acc.fatal
+			}
 			fetchErr = err
+		}
+		if s.o.Bins > 0 {
+			s.acc.binning = true
+			if s.o.Debug.Appl0 {
+				io.WriteString(s.warn, "resetting for second iteration\n")
+			}
+			if err := s.pass(s.acc.bin); err != nil && fetchErr == nil {
+				fetchErr = err
+			}
 		}
 	}
 	if s.o.AfterRead != nil {
