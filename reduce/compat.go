@@ -38,6 +38,7 @@ type compat struct {
 	meta    *archiveMeta
 	metrics []*metric
 	byPMID  map[stream.PMID]*metric
+	bySlot  []*metric // byPMID by value set position, last seen (metricAt)
 	all     []*instState
 	ts      *tsub
 	start   stream.Timestamp
@@ -184,14 +185,14 @@ func (c *compat) lastValues() error {
 			c.allMarks = append(c.allMarks, markAt{seq, c.rel(r.T)})
 		case *stream.Result:
 			vi := r.VSets()
-			for vi.Next() {
+			for k := 0; vi.Next(); k++ {
 				vs := vi.VSet()
-				m := c.byPMID[vs.PMID]
+				m := c.metricAt(k, vs.PMID)
 				if vs.NumVal <= 0 || m == nil || m.skip {
 					continue
 				}
 				for i := 0; i < int(vs.NumVal); i++ {
-					if st := m.lookup(vs.Inst(i)); st != nil {
+					if st := m.lookup(i, vs.Inst(i)); st != nil {
 						st.lastSeq = seq
 					}
 				}
@@ -205,6 +206,24 @@ func (c *compat) lastValues() error {
 		seq++
 	}
 	return it.Err()
+}
+
+// metricAt is byPMID for the k-th value set of a result, trying first the
+// metric that was k-th last time.
+func (c *compat) metricAt(k int, p stream.PMID) *metric {
+	if k < len(c.bySlot) {
+		if m := c.bySlot[k]; m != nil && m.pmid == p {
+			return m
+		}
+	}
+	m := c.byPMID[p]
+	if m != nil {
+		for len(c.bySlot) <= k {
+			c.bySlot = append(c.bySlot, nil)
+		}
+		c.bySlot[k] = m
+	}
+	return m
 }
 
 // setup builds the per-metric, per-instance state from the metadata.
@@ -463,12 +482,12 @@ func (c *compat) take(d *drec, scanned bool) error {
 		return nil
 	}
 	it := d.res.VSets()
-	for it.Next() {
+	for k := 0; it.Next(); k++ {
 		vs := it.VSet()
 		if vs.NumVal <= 0 {
 			continue
 		}
-		m := c.byPMID[vs.PMID]
+		m := c.metricAt(k, vs.PMID)
 		if m == nil {
 			return fmt.Errorf("%s: record at %s: metric %s has no descriptor in the namespace (pmlogreduce fails on this too)", c.a.Base(), d.t, vs.PMID)
 		}
@@ -480,23 +499,23 @@ func (c *compat) take(d *drec, scanned bool) error {
 		}
 		for i := 0; i < int(vs.NumVal); i++ {
 			inst := vs.Inst(i)
-			if st := m.byInst[inst]; st != nil && scanned {
+			st := m.exact(i, inst)
+			if st != nil && scanned {
 				if !st.created {
 					st.created, st.init = true, true
 				}
 				st.seen = true
 			}
-			st := m.lookup(inst)
 			if st == nil {
-				continue
+				if st = m.singular; st == nil {
+					continue
+				}
 			}
 			st.futHead(d.seq)
-			x, err := vs.Value(i)
-			if err != nil {
+			if err := st.pVal.setAt(vs, i); err != nil {
 				return fmt.Errorf("%s: record at %s: %w", c.a.Base(), d.t, err)
 			}
 			st.pSeq, st.pT = d.seq, d.rel
-			st.pVal.set(x, vs)
 		}
 	}
 	return it.Err()
@@ -660,12 +679,12 @@ func (c *compat) index(d *drec) error {
 		return nil
 	}
 	it := d.res.VSets()
-	for k := int32(0); it.Next(); k++ {
+	for k, off := 0, it.Offset(); it.Next(); k, off = k+1, it.Offset() {
 		vs := it.VSet()
 		if vs.NumVal <= 0 {
 			continue
 		}
-		m := c.byPMID[vs.PMID]
+		m := c.metricAt(k, vs.PMID)
 		if m == nil {
 			continue
 		}
@@ -676,19 +695,17 @@ func (c *compat) index(d *drec) error {
 			continue
 		}
 		for i := 0; i < int(vs.NumVal); i++ {
-			st := m.lookup(vs.Inst(i))
+			st := m.lookup(i, vs.Inst(i))
 			if st == nil {
 				continue
 			}
-			st.fut = append(st.fut, futRef{seq: d.seq, d: d, k: k, i: int32(i)})
+			st.fut = append(st.fut, futRef{seq: d.seq, d: d, off: int32(off), i: int32(i)})
 			if st.inU {
-				x, err := vs.Value(i)
-				if err != nil {
+				if err := st.nVal.setAt(vs, i); err != nil {
 					return fmt.Errorf("%s: record at %s: %w", c.a.Base(), d.t, err)
 				}
 				st.inU = false
 				st.nKind, st.nSeq, st.nT = nextValue, d.seq, d.rel
-				st.nVal.set(x, vs)
 				c.nUnbound--
 			}
 		}
@@ -717,12 +734,12 @@ func (c *compat) resolveFar(d *drec) error {
 		return nil
 	}
 	it := d.res.VSets()
-	for it.Next() {
+	for k := 0; it.Next(); k++ {
 		vs := it.VSet()
 		if vs.NumVal <= 0 {
 			continue
 		}
-		m := c.byPMID[vs.PMID]
+		m := c.metricAt(k, vs.PMID)
 		if m == nil {
 			continue
 		}
@@ -733,17 +750,15 @@ func (c *compat) resolveFar(d *drec) error {
 			continue
 		}
 		for i := 0; i < int(vs.NumVal); i++ {
-			st := m.lookup(vs.Inst(i))
+			st := m.lookup(i, vs.Inst(i))
 			if st == nil || !st.inU {
 				continue
 			}
-			x, err := vs.Value(i)
-			if err != nil {
+			if err := st.nVal.setAt(vs, i); err != nil {
 				return fmt.Errorf("%s: record at %s: %w", c.a.Base(), d.t, err)
 			}
 			st.inU = false
 			st.nKind, st.nSeq, st.nT = nextValue, d.seq, d.rel
-			st.nVal.set(x, vs)
 			c.nUnbound--
 		}
 	}

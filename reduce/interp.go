@@ -2,7 +2,6 @@ package reduce
 
 import (
 	"encoding/binary"
-	"errors"
 	"math"
 	"math/big"
 	"slices"
@@ -23,16 +22,22 @@ type val struct {
 	blk  []byte
 }
 
-func (v *val) set(x stream.Value, vs *stream.VSet) {
+// setAt sets v to value i of vs, read in place rather than through a
+// stream.Value (whose
+// copy through memory stalls on store forwarding in a hot loop).
+func (v *val) setAt(vs *stream.VSet, i int) error {
 	if vs.ValFmt == stream.ValInsitu {
-		v.word, v.blk = x.Word, v.blk[:0]
-		return
+		_, w := vs.RawPair(i)
+		v.word, v.blk = w, v.blk[:0]
+		return nil
 	}
-	// The block as stored: its 4-byte header, then vlen-4 payload bytes.
-	v.blk = append(v.blk[:0], 0, 0, 0, 0)
-	binary.BigEndian.PutUint32(v.blk, uint32(x.VType)<<24|uint32(4+len(x.Payload)))
-	v.blk = append(v.blk, x.Payload...)
+	blk, err := vs.Block(i) // the block as stored, header and payload
+	if err != nil {
+		return err
+	}
+	v.blk = append(v.blk[:0], blk...)
 	v.word = 0
+	return nil
 }
 
 // host returns the value as libpcp holds it in memory: the first 8
@@ -111,29 +116,15 @@ type instState struct {
 // set k); valid while the record (d, recycled once consumed) still has
 // number seq. 24 bytes: there is one per value buffered.
 type futRef struct {
-	seq  int64
-	d    *drec
-	k, i int32
+	seq    int64
+	d      *drec
+	off, i int32 // the value set's offset in the record (VSetAt), the value's index
 }
 
 // value extracts the value r refers to into v.
 func (r *futRef) value(v *val) error {
-	it := r.d.res.VSets()
-	for k := int32(0); it.Next(); k++ {
-		if k == r.k {
-			vs := it.VSet()
-			x, err := vs.Value(int(r.i))
-			if err != nil {
-				return err
-			}
-			v.set(x, vs)
-			return nil
-		}
-	}
-	if err := it.Err(); err != nil {
-		return err
-	}
-	return errors.New("internal error: a look-ahead reference past the record")
+	vs := r.d.res.VSetAt(int(r.off)) // index framed it
+	return v.setAt(&vs, int(r.i))
 }
 
 // futHead drops the references to consumed records and returns the first
@@ -163,20 +154,40 @@ type metric struct {
 	promote   bool
 	insts     []*instState // in libpcp's hash-walk order
 	byInst    map[int32]*instState
-	singular  *instState // the PM_IN_NULL instance, if any
-	valfmt    int32      // -1 until a value is seen
-	lastNum   int        // libpcp's last_numval
+	slots     []*instState // by position in the value set, last seen (exact)
+	singular  *instState   // the PM_IN_NULL instance, if any
+	valfmt    int32        // -1 until a value is seen
+	lastNum   int          // libpcp's last_numval
 	numval    int
 	indomInfo *indomInfo
 }
 
 // lookup finds the state a value of instance inst updates, as libpcp's
 // update_bounds does: the instance, else the PM_IN_NULL one.
-func (m *metric) lookup(inst int32) *instState {
-	if st := m.byInst[inst]; st != nil {
+func (m *metric) lookup(j int, inst int32) *instState {
+	if st := m.exact(j, inst); st != nil {
 		return st
 	}
 	return m.singular
+}
+
+// exact finds the state of instance inst, the j-th value of its set: at
+// the position it had last time (loggers write a metric's instances in
+// the same order record after record), else through the map.
+func (m *metric) exact(j int, inst int32) *instState {
+	if j < len(m.slots) {
+		if st := m.slots[j]; st != nil && st.inst == inst {
+			return st
+		}
+	}
+	st := m.byInst[inst]
+	if st != nil {
+		for len(m.slots) <= j {
+			m.slots = append(m.slots, nil)
+		}
+		m.slots[j] = st
+	}
+	return st
 }
 
 // hashOrder returns the instances in the order a walk of libpcp's hash

@@ -295,6 +295,10 @@ func (r *Result) VSets() VSetIter {
 	return it
 }
 
+// Offset returns where the next value set's header starts in the body
+// (before Next): for Result.VSetAt, once the iterator has framed it.
+func (it *VSetIter) Offset() int { return it.pos }
+
 // Next advances to the next value set.
 func (it *VSetIter) Next() bool {
 	if it.err != nil || it.left == 0 {
