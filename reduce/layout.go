@@ -101,7 +101,7 @@ func (n *native) desc(d *stream.Desc) error {
 	}
 	out := *m.desc
 	out.Type = m.out
-	if err := n.w.Write(&out); err != nil {
+	if err := n.emit(&out); err != nil {
 		return err
 	}
 	m.agg = make([]stream.PMID, nAgg)
@@ -123,16 +123,16 @@ func (n *native) desc(d *stream.Desc) error {
 		for _, name := range d.Names {
 			ad.Names = append(ad.Names, AggPrefix+"."+AggNames[k]+"."+name)
 		}
-		if err := n.w.Write(ad); err != nil {
+		if err := n.emit(ad); err != nil {
 			return err
 		}
-		if err := n.w.Write(&stream.Text{T: d.T, Type: stream.TextOneline | stream.TextPMID, Ident: uint32(id),
+		if err := n.emit(&stream.Text{T: d.T, Type: stream.TextOneline | stream.TextPMID, Ident: uint32(id),
 			Text: fmt.Sprintf(aggHelp[k], d.Names[0])}); err != nil {
 			return err
 		}
 		ls := labelSet(stream.InstNull, [][2]string{{"reduce_aggregate", strconv.Quote(AggNames[k])},
 			{"reduce_metric", strconv.Quote(d.Names[0])}})
-		if err := n.w.Write(&stream.LabelSet{T: d.T, Type: stream.LabelItem, Ident: uint32(id),
+		if err := n.emit(&stream.LabelSet{T: d.T, Type: stream.LabelItem, Ident: uint32(id),
 			Sets: []stream.OneLabelSet{ls}}); err != nil {
 			return err
 		}
@@ -204,66 +204,58 @@ func labelSet(inst int32, labs [][2]string) stream.OneLabelSet {
 	return s
 }
 
-// writeInterval writes one result at the current interval's end: per
-// metric, its own value set then its aggregates.
-func (n *native) writeInterval() error {
+// writeInterval writes the result of the interval ending at end (ns),
+// from its metric-instances' snapshots: per metric (in the order the
+// interval first saw them), its own value set then its aggregates, the
+// instances in ascending order.
+func (n *native) writeInterval(snaps []snap, end int64) error {
 	order := n.order[:0]
-	for _, st := range n.touched {
-		if len(st.m.pending) == 0 {
-			order = append(order, st.m)
+	for i := range snaps {
+		m := snaps[i].m
+		if len(m.pending) == 0 {
+			order = append(order, m)
 		}
-		st.m.pending = append(st.m.pending, st)
-		st.touched = false
+		m.pending = append(m.pending, int32(i))
 	}
-	n.touched = n.touched[:0]
 	n.rb.Reset()
-	vals := n.vals[:0]
+	byInst := func(a, b int32) int { return cmp.Compare(snaps[a].inst, snaps[b].inst) }
 	for _, m := range order {
-		sts := m.pending
+		idx := m.pending
 		m.pending = m.pending[:0]
-		if !slices.IsSortedFunc(sts, byInst) {
-			slices.SortFunc(sts, byInst)
+		if !slices.IsSortedFunc(idx, byInst) {
+			slices.SortFunc(idx, byInst)
 		}
-		vals = vals[:0]
-		for _, st := range sts {
-			vals = append(vals, st.value())
+		n.rb.Open(m.desc.PMID, m.out)
+		for _, i := range idx {
+			n.rb.Put(snaps[i].value())
 		}
-		n.rb.Add(m.desc.PMID, m.out, vals...)
 		for _, k := range aggsOf[m.kind] {
-			vals = vals[:0]
-			for _, st := range sts {
-				v := st.aggValue(k)
-				v.Inst = st.inst
-				vals = append(vals, v)
-			}
 			typ := stream.TypeDouble
 			if k == aggCount || k == aggResets {
 				typ = stream.TypeU64
 			}
-			n.rb.Add(m.agg[k], typ, vals...)
+			n.rb.OpenBits(m.agg[k], typ)
+			for _, i := range idx {
+				n.rb.PutBits(snaps[i].inst, snaps[i].aggBits(k))
+			}
 		}
 	}
-	n.order, n.vals = order, vals
-	if err := n.rb.Build(tsOf(n.curEnd), &n.res); err != nil {
+	n.order = order
+	if err := n.rb.Build(tsOf(end), &n.res); err != nil {
 		return err
 	}
-	n.lastOut = n.curEnd
-	n.written++
-	n.done = n.opts.Samples >= 0 && n.written >= n.opts.Samples
 	return n.w.Write(&n.res)
 }
 
-func byInst(a, b *nInst) int { return cmp.Compare(a.inst, b.inst) }
-
 // value is the interval's value under the metric's own name.
-func (st *nInst) value() stream.Val {
+func (st *snap) value() stream.Val {
 	a := &st.acc
 	v := stream.Val{Inst: st.inst}
 	switch st.m.kind {
 	case kString:
 		v.S = st.lastS
 	case kDiscrete:
-		v = a.lastDiscrete
+		v = valOf(st.m.desc.Type, a.lastDU, a.lastDF)
 		v.Inst = st.inst
 	case kCounter:
 		v.U, v.F = a.lastU, a.lastMonoF
@@ -277,13 +269,15 @@ func (st *nInst) value() stream.Val {
 	return v
 }
 
-func (st *nInst) aggValue(k int) stream.Val {
+// aggBits is aggregate k's value as the 64 bits written: a U64 for
+// counts, else a double.
+func (st *snap) aggBits(k int) uint64 {
 	a := &st.acc
 	switch k {
 	case aggCount:
-		return stream.Val{U: a.n}
+		return a.n
 	case aggResets:
-		return stream.Val{U: a.resets}
+		return a.resets
 	}
 	f := math.NaN()
 	switch k {
@@ -308,5 +302,5 @@ func (st *nInst) aggValue(k int) stream.Val {
 			f = a.maxRate
 		}
 	}
-	return stream.Val{F: f}
+	return math.Float64bits(f)
 }

@@ -36,8 +36,9 @@ type nMetric struct {
 	agg   []stream.PMID
 	insts map[int32]*nInst
 	byPos []*nInst // the instance at each position of the last value set
-	// pending are the instances of the interval being written
-	pending []*nInst
+	// pending are the instances of the interval being written (by the
+	// writer: snapshot indexes)
+	pending []int32
 }
 
 type nInst struct {
@@ -68,34 +69,35 @@ type accum struct {
 	rates, resets        uint64
 	lastU                uint64 // counters: monotone value
 	lastMonoF            float64
-	lastDiscrete         stream.Val
+	lastDU               uint64  // discrete: the last value, as 64 bits
+	lastDF               float64 // and as a float64 (valOf)
 }
 
 type native struct {
-	opts    *Options
-	w       toolio.Sink
-	version int   // of the output
-	labeled bool  // the output has its label
-	step    int64 // ns
-	base    int64 // ns: interval ends are base + k*step
-	metrics map[stream.PMID]*nMetric
-	used    map[uint32]map[uint32]bool // PMID clusters of the input, per domain
-	alloc   map[uint32]*[2]uint32      // per domain: the cluster and next item for aggregates
-	curEnd  int64
-	haveCur bool
-	touched []*nInst
-	mark    bool  // a <mark> inside the current interval
-	lastOut int64 // ns of the last data record written
-	rb      stream.ResultBuilder
-	res     stream.Result
-	src     string
-	reduced bool                   // the input is a reduced archive
-	inAgg   map[stream.PMID]aggRef // its aggregate metrics
-	byName  map[string]*nMetric    // its metrics by name
-	order   []*nMetric             // scratch for writeInterval
-	vals    []stream.Val           // scratch for writeInterval
-	written int                    // results written
-	done    bool                   // -s reached
+	opts        *Options
+	w           toolio.Sink
+	version     int   // of the output
+	labeled     bool  // the output has its label
+	step        int64 // ns
+	base        int64 // ns: interval ends are base + k*step
+	metrics     map[stream.PMID]*nMetric
+	used        map[uint32]map[uint32]bool // PMID clusters of the input, per domain
+	alloc       map[uint32]*[2]uint32      // per domain: the cluster and next item for aggregates
+	curEnd      int64
+	haveCur     bool
+	touched     []*nInst
+	mark        bool  // a <mark> inside the current interval
+	lastOut     int64 // ns of the last data record written
+	rb          stream.ResultBuilder
+	res         stream.Result
+	src         string
+	reduced     bool                   // the input is a reduced archive
+	inAgg       map[stream.PMID]aggRef // its aggregate metrics
+	byName      map[string]*nMetric    // its metrics by name
+	order       []*nMetric             // scratch for writeInterval
+	writerState                        // pipeline.go
+	written     int                    // results written
+	done        bool                   // -s reached
 	// the sampling seen, for warnSampling
 	recs        int           // input results in the current interval
 	perInterval map[int]int   // intervals by the number of input results in them
@@ -170,6 +172,7 @@ func RunNativeInputs(inputs []string, outputs []Output, opts Options) (err error
 	defer func() {
 		if err != nil {
 			for _, n := range ns_ {
+				n.stopWriter()
 				n.w.Abort(err)
 			}
 		}
@@ -193,6 +196,9 @@ func RunNativeInputs(inputs []string, outputs []Output, opts Options) (err error
 			return err
 		}
 		ns_ = append(ns_, n)
+		if pipelined() {
+			n.startWriter()
+		}
 	}
 	var it stream.Iterator
 	if len(as) == 1 {
@@ -239,6 +245,9 @@ func RunNativeInputs(inputs []string, outputs []Output, opts Options) (err error
 		}
 	}
 	for _, n := range ns_ {
+		if err := n.stopWriter(); err != nil {
+			return err
+		}
 		if err := n.w.Close(); err != nil {
 			return err
 		}
@@ -411,28 +420,28 @@ func (n *native) record(r stream.Record) error {
 		n.labeled = true
 		l := *r
 		l.Version = n.version
-		if err := n.w.Write(&l); err != nil || n.reduced {
+		if err := n.emit(&l); err != nil || n.reduced {
 			// A reduced input has the context labels to merge with.
 			return err
 		}
-		return n.w.Write(n.contextLabels(nil, r.Start))
+		return n.emit(n.contextLabels(nil, r.Start))
 	case *stream.Desc:
 		return n.desc(r)
 	case *stream.InDom:
-		return n.w.Write(r)
+		return n.emit(r)
 	case *stream.Text:
 		if n.isInputAgg(r) {
 			return nil
 		}
-		return n.w.Write(r)
+		return n.emit(r)
 	case *stream.LabelSet:
 		if n.isInputAgg(r) {
 			return nil
 		}
 		if r.Type&stream.LabelTypeMask == stream.LabelContext {
-			return n.w.Write(n.contextLabels(r, r.T))
+			return n.emit(n.contextLabels(r, r.T))
 		}
-		return n.w.Write(r)
+		return n.emit(r)
 	case *stream.Mark:
 		return n.markAt(r.T)
 	case *stream.Result:
@@ -483,7 +492,7 @@ func (n *native) writeMark(t int64) error {
 		t = n.lastOut
 	}
 	n.lastOut = t
-	return n.w.Write(&stream.Mark{T: tsOf(t)})
+	return n.emit(&stream.Mark{T: tsOf(t)})
 }
 
 func (n *native) result(r *stream.Result) error {
@@ -608,7 +617,7 @@ func (st *nInst) add(t int64, v stream.Value) error {
 		a.covered += dt
 	case kDiscrete:
 		a.covered += dt
-		a.lastDiscrete = valOf(m.desc.Type, u, f)
+		a.lastDU, a.lastDF = u, f
 	case kCounter:
 		st.counter(t, f, u, dt)
 	}
@@ -696,7 +705,11 @@ func (n *native) flush() error {
 		n.recs = 0
 	}
 	if len(n.touched) > 0 {
-		if err := n.writeInterval(); err != nil {
+		snaps := n.snapshot()
+		n.lastOut = n.curEnd
+		n.written++
+		n.done = n.opts.Samples >= 0 && n.written >= n.opts.Samples
+		if err := n.writeSnaps(snaps, n.curEnd); err != nil {
 			return err
 		}
 	}

@@ -160,7 +160,7 @@ func (st *nInst) merge() {
 	case kInstant:
 		a.wsum += in.f * in.agg[aggCovered]
 	case kDiscrete:
-		a.lastDiscrete = valOf(st.m.desc.Type, in.u, in.f)
+		a.lastDU, a.lastDF = in.u, in.f
 	case kCounter:
 		a.lastU, a.lastMonoF = in.u, in.f
 		if lo, hi := in.agg[aggMinRate], in.agg[aggMaxRate]; !math.IsNaN(lo) && !math.IsNaN(hi) {

@@ -26,20 +26,29 @@ type Val struct {
 type ResultBuilder struct {
 	sets []buildSet
 	vals []Val
+	bits []bitsVal // the values of the sets OpenBits started
+}
+
+// bitsVal is a value of an 8-byte type: its instance and its 64 bits.
+type bitsVal struct {
+	inst int32
+	u    uint64
 }
 
 type buildSet struct {
 	pmid   PMID
 	typ    Type
 	numval int32 // < 0: an error code, no values
-	first  int   // index into vals
+	first  int   // index into vals (bits, for a bits set)
 	n      int
+	isBits bool
 }
 
 // Reset starts a new result.
 func (b *ResultBuilder) Reset() {
 	b.sets = b.sets[:0]
 	b.vals = b.vals[:0]
+	b.bits = b.bits[:0]
 }
 
 // Add appends a value set for pmid with values of type typ.
@@ -48,11 +57,47 @@ func (b *ResultBuilder) Add(pmid PMID, typ Type, vals ...Val) {
 	b.vals = append(b.vals, vals...)
 }
 
+// Open starts a value set for pmid with values of type typ, to which Put
+// appends: Add without a slice of values to copy.
+func (b *ResultBuilder) Open(pmid PMID, typ Type) {
+	b.sets = append(b.sets, buildSet{pmid: pmid, typ: typ, first: len(b.vals)})
+}
+
+// Put appends a value to the set Open started last.
+func (b *ResultBuilder) Put(v Val) {
+	s := &b.sets[len(b.sets)-1]
+	b.vals = append(b.vals, v)
+	s.n++
+	s.numval++
+}
+
+// OpenBits starts a value set for pmid of an 8-byte type (64, U64 or
+// DOUBLE), to which PutBits appends values as their 64 bits: a tool
+// writing many numbers builds 16 bytes per value rather than a Val.
+func (b *ResultBuilder) OpenBits(pmid PMID, typ Type) {
+	if !fixed8(typ) {
+		panic(fmt.Sprintf("ResultBuilder.OpenBits: type %d is not an 8-byte type", typ))
+	}
+	b.sets = append(b.sets, buildSet{pmid: pmid, typ: typ, first: len(b.bits), isBits: true})
+}
+
+// PutBits appends a value to the set OpenBits started last: the int64
+// or uint64 as 64 bits, or math.Float64bits of a double.
+func (b *ResultBuilder) PutBits(inst int32, u uint64) {
+	s := &b.sets[len(b.sets)-1]
+	b.bits = append(b.bits, bitsVal{inst, u})
+	s.n++
+	s.numval++
+}
+
 // AddError appends a value set that carries a PCP error code instead of
 // values (code < 0).
 func (b *ResultBuilder) AddError(pmid PMID, code int32) {
 	b.sets = append(b.sets, buildSet{pmid: pmid, numval: code})
 }
+
+// fixed8 reports a type whose values are 8-byte blocks.
+func fixed8(typ Type) bool { return typ == Type64 || typ == TypeU64 || typ == TypeDouble }
 
 func blockLen(typ Type, v *Val) (int, error) {
 	switch typ {
@@ -97,6 +142,22 @@ func (b *ResultBuilder) Build(t Timestamp, r *Result) error {
 		} else {
 			body = binary.BigEndian.AppendUint32(body, ValDptr)
 		}
+		if s.isBits {
+			for _, v := range b.bits[s.first : s.first+s.n] {
+				body = binary.BigEndian.AppendUint32(body, uint32(v.inst))
+				body = binary.BigEndian.AppendUint32(body, base+uint32(blockOff/4))
+				blockOff += 12
+			}
+			continue
+		}
+		if fixed8(s.typ) { // without blockLen per value
+			for i := s.first; i < s.first+s.n; i++ {
+				body = binary.BigEndian.AppendUint32(body, uint32(b.vals[i].Inst))
+				body = binary.BigEndian.AppendUint32(body, base+uint32(blockOff/4))
+				blockOff += 12
+			}
+			continue
+		}
 		for i := s.first; i < s.first+s.n; i++ {
 			v := &b.vals[i]
 			body = binary.BigEndian.AppendUint32(body, uint32(v.Inst))
@@ -121,6 +182,30 @@ func (b *ResultBuilder) Build(t Timestamp, r *Result) error {
 	// Second pass: the blocks, in the same order.
 	for _, s := range b.sets {
 		if s.numval <= 0 || s.typ == Type32 || s.typ == TypeU32 {
+			continue
+		}
+		if s.isBits {
+			hdr := uint32(s.typ)<<24 | 12
+			for _, v := range b.bits[s.first : s.first+s.n] {
+				body = binary.BigEndian.AppendUint32(body, hdr)
+				body = binary.BigEndian.AppendUint64(body, v.u)
+			}
+			continue
+		}
+		if fixed8(s.typ) {
+			hdr := uint32(s.typ)<<24 | 12
+			for i := s.first; i < s.first+s.n; i++ {
+				v := &b.vals[i]
+				u := v.U
+				switch s.typ {
+				case Type64:
+					u = uint64(v.I)
+				case TypeDouble:
+					u = math.Float64bits(v.F)
+				}
+				body = binary.BigEndian.AppendUint32(body, hdr)
+				body = binary.BigEndian.AppendUint64(body, u)
+			}
 			continue
 		}
 		for i := s.first; i < s.first+s.n; i++ {
