@@ -72,6 +72,10 @@ func ParseCommandLine(prog string, args []string) (*Command, error) {
 			c.Folio = true
 			continue
 		}
+		if a == "--fleet" && prog != "pmlogsummary" {
+			c.Fleet = true
+			continue
+		}
 		if (a == "--quiet" || a == "-q") && prog != "pmlogsummary" {
 			c.Quiet = true
 			continue
@@ -143,6 +147,12 @@ func ParseCommandLine(prog string, args []string) (*Command, error) {
 	}
 	if len(c.Percentiles) > 0 && !c.JSON && !c.CSV {
 		return nil, &UsageError{prog + ": --percentiles goes with --json or --csv (pmlogsummary's lines have no room for them)"}
+	}
+	if c.Fleet && !c.Folio {
+		return nil, &UsageError{prog + ": --fleet goes with --folio (a roll-up over many hosts)"}
+	}
+	if c.Fleet && c.CSV {
+		return nil, &UsageError{prog + ": --fleet goes with the text or --json output (a CSV file has one shape of row)"}
 	}
 	if c.ArchiveZone && c.Zone != "" {
 		return nil, &UsageError{prog + ": at most one of -Z and -z allowed"}

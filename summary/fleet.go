@@ -18,7 +18,8 @@ import (
 //
 // Each host's text summary follows a line "host NAME:" and ends with an
 // empty line. With --json every object starts with "host":"NAME"; with
-// --csv there is one header, its first column "host".
+// --csv there is one header, its first column "host". With Fleet, the
+// roll-up over the hosts (rollup.go) follows.
 
 // RunHosts summarises each of hosts (opened by open) with o, jobs at once
 // (0: one per CPU), and writes the summaries to w in host order. A host
@@ -29,9 +30,10 @@ func RunHosts(w io.Writer, hosts []folio.Host, o Options, jobs int, open func(fo
 		jobs = runtime.GOMAXPROCS(0)
 	}
 	type result struct {
-		out  bytes.Buffer
-		err  error
-		done chan struct{}
+		out   bytes.Buffer
+		err   error
+		done  chan struct{}
+		stats []hostStat // for the roll-up (Options.Fleet)
 	}
 	res := make([]*result, len(hosts))
 	for i := range res {
@@ -49,7 +51,18 @@ func RunHosts(w io.Writer, hosts []folio.Host, o Options, jobs int, open func(fo
 			ho := o
 			ho.Host, ho.HostColumn = h.Name, true
 			ho.NoCSVHeader = i > 0 || ho.NoCSVHeader
+			if ho.Workers == 0 && len(hosts) > 1 {
+				// the cores are shared between the hosts first
+				ho.Workers = max(1, runtime.GOMAXPROCS(0)/min(jobs, len(hosts)))
+			}
 			r := res[i]
+			if o.Fleet {
+				ho.OnStat = func(st *Stat) {
+					if h, ok := keep(st); ok {
+						r.stats = append(r.stats, h)
+					}
+				}
+			}
 			a, err := open(h)
 			if err == nil {
 				if !o.JSON && !o.CSV {
@@ -68,9 +81,14 @@ func RunHosts(w io.Writer, hosts []folio.Host, o Options, jobs int, open func(fo
 	}
 	failed := 0
 	var werr error
+	var roll rollup
 	for i, h := range hosts {
 		r := res[i]
 		<-r.done
+		if r.err == nil {
+			roll.add(h.Name, r.stats)
+		}
+		r.stats = nil
 		if r.err != nil {
 			failed++
 			report(h.Name, r.err)
@@ -87,6 +105,9 @@ func RunHosts(w io.Writer, hosts []folio.Host, o Options, jobs int, open func(fo
 		r.out = bytes.Buffer{}
 	}
 	wg.Wait()
+	if o.Fleet && werr == nil {
+		_, werr = w.Write(roll.print(nil, &o, len(hosts)))
+	}
 	if werr != nil {
 		return werr
 	}

@@ -88,6 +88,13 @@ type Options struct {
 	// at most maxWorkers; 1 reads and summarises on one goroutine.
 	// Traces (-D), -v and reduced archives always take one.
 	Workers int
+	// Fleet (pcpsummary --folio --fleet): RunHosts follows the hosts'
+	// summaries with one line per metric and instance over every host
+	// (rollup.go).
+	Fleet bool
+	// OnStat, when set, sees each metric-instance's statistics as they
+	// are printed (the fleet roll-up collects them).
+	OnStat func(*Stat)
 	// Location, when not nil, overrides ArchiveZone, Zone and the local
 	// zone, and no note about the zone is printed (tests).
 	Location *time.Location
@@ -468,6 +475,9 @@ func (s *summarizer) printMetric(name string) {
 		st.InstName, st.Named = iname, named
 		if ri := s.red.lookup(pmid, is.inst); ri != nil {
 			s.red.apply(ri, &st, &s.o)
+		}
+		if s.o.OnStat != nil {
+			s.o.OnStat(&st)
 		}
 		if s.o.JSON {
 			s.b = s.appendJSON(s.b[:0], &st)

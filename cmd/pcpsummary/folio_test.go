@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,4 +128,90 @@ func oneWith(t *testing.T, bases []string, args ...string) string {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	return stdout.String()
+}
+
+// TestFleet: --fleet's lines are what the hosts' own JSON objects give:
+// the mean and sum of their time averages, the lowest minimum and the
+// highest maximum, over the hosts that have each metric and instance.
+func TestFleet(t *testing.T) {
+	in := t.TempDir()
+	var all [][]string
+	for _, h := range []string{"alpha", "beta"} {
+		b, err := example.WriteHalves(in, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b)
+	}
+	type agg struct {
+		hosts         int
+		sum, min, max float64
+	}
+	want := map[string]*agg{}
+	for _, bases := range all {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"pcpsummary", "--json", strings.Join(bases, ",")}, nil, &stdout, &stderr); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n") {
+			var o map[string]any
+			if err := json.Unmarshal([]byte(line), &o); err != nil {
+				t.Fatal(err)
+			}
+			if o["insufficient"] == true {
+				continue
+			}
+			k := fmt.Sprint(o["metric"], "|", o["instance"], "|", o["units"])
+			a := want[k]
+			avg, lo, hi := o["time_average"].(float64), o["min"].(float64), o["max"].(float64)
+			if a == nil {
+				a = &agg{min: lo, max: hi}
+				want[k] = a
+			}
+			a.hosts++
+			a.sum += avg
+			a.min, a.max = min(a.min, lo), max(a.max, hi)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"pcpsummary", "--folio", "--fleet", "--json", in}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	rows := 0
+	for _, line := range strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n") {
+		var o map[string]any
+		if err := json.Unmarshal([]byte(line), &o); err != nil {
+			t.Fatal(err)
+		}
+		if o["fleet"] != true {
+			continue
+		}
+		rows++
+		k := fmt.Sprint(o["metric"], "|", o["instance"], "|", o["units"])
+		a := want[k]
+		if a == nil {
+			t.Errorf("%s: a fleet line for what no host has", k)
+			continue
+		}
+		if o["hosts"].(float64) != float64(a.hosts) || o["total"].(float64) != a.sum ||
+			o["mean"].(float64) != a.sum/float64(a.hosts) || o["min"].(float64) != a.min || o["max"].(float64) != a.max {
+			t.Errorf("%s: %s; want hosts %d total %g min %g max %g", k, line, a.hosts, a.sum, a.min, a.max)
+		}
+	}
+	if rows != len(want) || rows == 0 {
+		t.Errorf("%d fleet lines, want %d", rows, len(want))
+	}
+	// Text: the section follows the hosts' summaries.
+	stdout.Reset()
+	if code := run([]string{"pcpsummary", "--folio", "--fleet", in, "kernel.all.load"}, nil, &stdout, &stderr); code != 0 ||
+		!strings.Contains(stdout.String(), "\nfleet (2 hosts):\nkernel.all.load [\"1 minute\"] 2 hosts: mean ") {
+		t.Errorf("text:\n%s", stdout.String())
+	}
+	// --fleet alone, or with --csv, is refused.
+	for _, args := range [][]string{{"--fleet", in}, {"--folio", "--fleet", "--csv", in}} {
+		stderr.Reset()
+		if code := run(append([]string{"pcpsummary"}, args...), nil, io.Discard, &stderr); code == 0 || !strings.Contains(stderr.String(), "--fleet") {
+			t.Errorf("%v: exit %d, %q", args, code, stderr.String())
+		}
+	}
 }

@@ -62,6 +62,8 @@ const ownUsage = `      --json            print one JSON object per metric and i
   -q, --quiet           no progress display (shown when standard error is a terminal)
       --folio           the archives named (folios, directories, archives) are many hosts':
                         one summary per host, hosts in parallel, in the order of their names
+      --fleet           with --folio, then one line per metric and instance over every host:
+                        mean and total of the hosts' averages, lowest and highest value and where
 
 With no archive, pcpsummary reads a record stream from another pcp* tool on standard input.
 `
