@@ -78,7 +78,10 @@
 //     order is the whole namespace's, and instance names come from the
 //     newest instance domain version, which may follow the window; so the
 //     archive's .meta is loaded first, as libpcp does. A stream on
-//     standard input is spilled to a scratch archive by the command.
+//     standard input that carries its whole metadata up front (a METADATA
+//     frame) is summarised as it arrives (Streamed); any other, or one
+//     that -B, -S or -T needs whole, is spilled to a scratch archive by
+//     the command.
 //   - A map from instance to position instead of pmlogsummary's "same
 //     position as in the previous result, else search": faster to write,
 //     but pmlogsummary's rule decides which entry a duplicated instance

@@ -201,12 +201,11 @@ func (s *summarizer) run() error {
 	if err := s.window(lab); err != nil {
 		return err
 	}
-	if s.o.CSV {
-		// (no label line: a CSV file has one shape of row)
-	} else if s.o.Label && s.o.JSON {
-		s.w.Write(s.appendJSONLabel(s.b[:0], lab))
-	} else if s.o.Label {
-		s.printLabel(lab)
+	late, lateEnd := s.a.(interface {
+		readEnd() (stream.Timestamp, bool)
+	})
+	if !lateEnd {
+		s.printAnyLabel(lab)
 	}
 	if s.o.Verbose {
 		s.acc.warnf = s.pmiderr
@@ -241,6 +240,16 @@ func (s *summarizer) run() error {
 				fetchErr = err
 			}
 		}
+	}
+	if lateEnd {
+		// A stream's end is its last record's time, known now; nothing
+		// printed so far depends on it.
+		if t, ok := late.readEnd(); ok {
+			s.finish = toTimeval(t)
+			s.logspan = s.acc.rc.toReal(s.finish) - s.acc.rc.toReal(s.start)
+			s.dayflag = tsub(s.finish, s.start).sec > 86400
+		}
+		s.printAnyLabel(lab)
 	}
 	if s.o.AfterRead != nil {
 		s.o.AfterRead(fetchErr == nil)
@@ -373,6 +382,17 @@ func (s *summarizer) pass(f func(*stream.Result, timeval) error) error {
 		}
 	}
 	return it.Err()
+}
+
+// printAnyLabel prints the label in the output's form, when -l asks.
+func (s *summarizer) printAnyLabel(lab stream.Label) {
+	if s.o.CSV {
+		// (no label line: a CSV file has one shape of row)
+	} else if s.o.Label && s.o.JSON {
+		s.w.Write(s.appendJSONLabel(s.b[:0], lab))
+	} else if s.o.Label {
+		s.printLabel(lab)
+	}
 }
 
 func (s *summarizer) printLabel(lab stream.Label) {

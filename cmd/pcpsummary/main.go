@@ -132,18 +132,12 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	}
 	var a summary.Archive
 	if cmd.Archive == "" {
-		// A stream is spilled to a scratch archive: the window needs the
-		// archive's end, the output order its whole namespace, and -B a
-		// second look at the values.
-		dir, err := os.MkdirTemp("", "pcpsummary-")
-		if err != nil {
+		if a, err = openStream(stdin, &cmd.Options, warn); err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return toolio.ExitFailed
 		}
-		defer os.RemoveAll(dir)
-		if a, err = toolio.Spill(nil, stdin, dir, "input", format.WriterOptions{}, warn); err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-			return toolio.ExitFailed
+		if c, ok := a.(io.Closer); ok {
+			defer c.Close()
 		}
 	} else if a, err = open(cmd.Archive, warn); err != nil {
 		if compat && errors.Is(err, fs.ErrNotExist) {
@@ -178,6 +172,54 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	}
 	return toolio.ExitOK
 }
+
+// openStream reads the record stream on stdin. One that came with its
+// whole metadata (a METADATA frame: pcpcat of an archive sends one) is
+// summarised as it arrives when the options need one look at the records
+// and no end up front (summary.CanStream); any other is spilled to a
+// scratch archive first (the output order needs the whole namespace, -S
+// and -T the archive's end, -B a second look at the values).
+func openStream(stdin *os.File, o *summary.Options, warn func(error)) (summary.Archive, error) {
+	in, err := toolio.OpenInputs(nil, stdin, warn)
+	if err != nil {
+		return nil, err
+	}
+	meta, it, ok, err := toolio.WholeStream(in)
+	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	if ok && summary.CanStream(o) {
+		return &streamed{summary.NewStreamed(meta, it), in}, nil
+	}
+	defer in.Close()
+	dir, err := os.MkdirTemp("", "pcpsummary-")
+	if err != nil {
+		return nil, err
+	}
+	a, err := toolio.SpillIter(it, dir, "input", format.WriterOptions{}, warn)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return &spilled{a, dir}, nil
+}
+
+// streamed is a stream summarised as it arrives, and its input to close.
+type streamed struct {
+	*summary.Streamed
+	in *toolio.Input
+}
+
+func (s *streamed) Close() error { return s.in.Close() }
+
+// spilled is a stream's scratch archive, removed on Close.
+type spilled struct {
+	*format.Archive
+	dir string
+}
+
+func (s *spilled) Close() error { return os.RemoveAll(s.dir) }
 
 // open opens what libpcp takes as one archive context: an archive, a
 // comma-separated list of archives, or a directory of archives.
