@@ -1,7 +1,9 @@
 package reduce
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -161,12 +163,66 @@ func RunNativeInputs(inputs []string, outputs []Output, opts Options) (err error
 	for _, x := range as {
 		version = max(version, x.Label().Version)
 	}
-	if opts.Zstd {
-		version = 3
-	}
 	src := lab.Hostname + ":" + filepath.Base(a.Base())
 	if len(as) > 1 {
 		src += ".." + filepath.Base(as[len(as)-1].Base())
+	}
+	var it stream.Iterator
+	if len(as) == 1 {
+		rit := a.Records()
+		defer rit.Close()
+		it = rit
+	} else {
+		its := make([]stream.Iterator, len(as))
+		for i, x := range as {
+			rit := x.Records()
+			defer rit.Close()
+			its[i] = rit
+		}
+		it = stream.Concat(names, its...)
+	}
+	return runNative(meta, it, nativeRun{lab: lab, version: version, src: src, from: from, to: to,
+		size: toolio.DataSize(as), what: strings.Join(inputs, ", ")}, outputs, opts)
+}
+
+// RunNativeStream reduces a record stream whose whole metadata came up
+// front (a METADATA frame, docs/stream.md): meta, and it, the stream's
+// records from its label on. It is read as it arrives, with nothing
+// spilled; the window is the whole stream (-S and -T need an archive).
+func RunNativeStream(meta *format.Metadata, it stream.Iterator, outputs []Output, opts Options) error {
+	opts.defaults()
+	if len(outputs) == 0 {
+		return fmt.Errorf("no output archive")
+	}
+	for _, o := range outputs {
+		if o.Interval <= 0 {
+			return fmt.Errorf("-t %v: %w", o.Interval, ErrInterval)
+		}
+	}
+	if opts.Start != "" || opts.Finish != "" {
+		return errors.New("-S and -T need the archive's end: spill the stream first")
+	}
+	lab := meta.Label
+	return runNative(meta, it, nativeRun{lab: lab, version: lab.Version, src: lab.Hostname + ":standard input",
+		from: lab.Start, to: stream.Timestamp{Sec: math.MaxInt64}, what: "standard input"}, outputs, opts)
+}
+
+// nativeRun is what runNative needs to know of its inputs.
+type nativeRun struct {
+	lab      stream.Label
+	version  int
+	src      string // the reduce_source label: host and archive names
+	from, to stream.Timestamp
+	size     int64  // the data volumes' bytes, for the progress display
+	what     string // the inputs, in messages
+}
+
+func runNative(meta *format.Metadata, it stream.Iterator, in nativeRun, outputs []Output, opts Options) (err error) {
+	warn := func(err error) { fmt.Fprintf(opts.Stderr, "%s: warning: %v\n", opts.Prog, err) }
+	lab, from, to, src := in.lab, in.from, in.to, in.src
+	version := in.version
+	if opts.Zstd {
+		version = 3
 	}
 	var ns_ []*native
 	defer func() {
@@ -200,21 +256,7 @@ func RunNativeInputs(inputs []string, outputs []Output, opts Options) (err error
 			n.startWriter()
 		}
 	}
-	var it stream.Iterator
-	if len(as) == 1 {
-		rit := a.Records()
-		defer rit.Close()
-		it = rit
-	} else {
-		its := make([]stream.Iterator, len(as))
-		for i, x := range as {
-			rit := x.Records()
-			defer rit.Close()
-			its[i] = rit
-		}
-		it = stream.Concat(names, its...)
-	}
-	pr := toolio.StartProgress(opts.Stderr, toolio.DataSize(as), opts.NoProgress)
+	pr := toolio.StartProgress(opts.Stderr, in.size, opts.NoProgress)
 	defer pr.Done(false) // a run that fails; Done(true) comes first on success
 	it = toolio.Showing(it, pr)
 	for it.Next() {
@@ -241,7 +283,7 @@ func RunNativeInputs(inputs []string, outputs []Output, opts Options) (err error
 			return err
 		}
 		if n.written == 0 {
-			return fmt.Errorf("%s: no samples to reduce", strings.Join(inputs, ", "))
+			return fmt.Errorf("%s: no samples to reduce", in.what)
 		}
 	}
 	for _, n := range ns_ {

@@ -177,15 +177,30 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 		}
 	}
 	if len(ins) == 0 {
-		// A stream is spilled first; as for pcpcat, no display of it.
+		// A stream with its whole metadata up front (a METADATA frame:
+		// pcpcat of an archive sends one) is reduced as it arrives; any
+		// other, or one -S/-T needs whole, is spilled first. As for
+		// pcpcat, no progress display of a stream.
 		opts.NoProgress = true
+		warn := func(err error) { fmt.Fprintf(stderr, "%s: warning: %v\n", prog, err) }
+		in, err := toolio.OpenInputs(nil, stdin, warn)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		meta, it, ok, err := toolio.WholeStream(in)
+		if err != nil {
+			return err
+		}
+		if ok && opts.Start == "" && opts.Finish == "" {
+			return reduce.RunNativeStream(meta, it, outs, opts)
+		}
 		dir, err := os.MkdirTemp("", "pcpreduce")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		warn := func(err error) { fmt.Fprintf(stderr, "%s: warning: %v\n", prog, err) }
-		a, err := toolio.Spill(nil, stdin, dir, "in", format.WriterOptions{}, warn)
+		a, err := toolio.SpillIter(it, dir, "in", format.WriterOptions{}, warn)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,55 @@
+package interop
+
+import (
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestReduceStream (issues 11, 14): pcpreduce of a stream that came with
+// its metadata (pcpcat ARCHIVE | pcpreduce) writes the archive pcpreduce
+// ARCHIVE writes, with nothing spilled (TMPDIR names no directory): the
+// same dump (pcpcat -a) but for the temporal index's .meta offsets, which
+// follow the context label's reduce_source, the archive's name or
+// "standard input".
+func TestReduceStream(t *testing.T) {
+	needPCP(t)
+	for _, name := range []string{"20130706", "mark-bug", "dyninsts", "ok-mv-bar", "interpmark"} {
+		a := filepath.Join(qaDir, name)
+		dir := t.TempDir()
+		direct, piped := filepath.Join(dir, "direct"), filepath.Join(dir, "piped")
+		if r := run(slow, nil, ours("pcpreduce"), "-q", "-t", "1m", a, "-o", direct); r.code != 0 {
+			t.Fatalf("%s: %s", name, r.stderr)
+		}
+		cmd := exec.Command("sh", "-c", ours("pcpcat")+" "+a+" | TMPDIR="+filepath.Join(dir, "absent")+" "+ours("pcpreduce")+" -t 1m -o "+piped)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: through a pipe: %v: %s", name, err, out)
+		}
+		dump := func(b string) string {
+			r := run(slow, nil, ours("pcpcat"), "-a", b)
+			if r.code != 0 {
+				t.Fatalf("%s: %s", b, r.stderr)
+			}
+			s, _, _ := strings.Cut(r.stdout, "Temporal Index")
+			return strings.Replace(s, b, "OUT", -1)
+		}
+		if w, g := dump(direct), dump(piped); w != g {
+			t.Errorf("%s: reduced through a pipe differs:\n%s", name, sameDump(w, g, "direct", "piped"))
+		}
+		// --check finds what it finds in the direct output (some inputs'
+		// descriptors have odd units, which a reduction keeps).
+		rd, rp := run(slow, nil, ours("pcpcat"), "--check", direct), run(slow, nil, ours("pcpcat"), "--check", piped)
+		norm := func(out, b string) string {
+			return offsetWord.ReplaceAllString(strings.ReplaceAll(out, b, "OUT"), "offset")
+		}
+		if norm(rd.stdout+rd.stderr, direct) != norm(rp.stdout+rp.stderr, piped) || rd.code != rp.code {
+			t.Errorf("%s: --check of the piped output (exit %d):\n%s\nof the direct one (exit %d):\n%s", name, rp.code, rp.stdout+rp.stderr, rd.code, rd.stdout+rd.stderr)
+		}
+	}
+}
+
+// offsetWord is an offset in a message: the .meta's shift by the length of
+// reduce_source.
+var offsetWord = regexp.MustCompile(`offset [0-9]+`)
