@@ -60,8 +60,8 @@ import (
 	"time"
 
 	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/pipe"
 	"github.com/pcptools/pcptools/stream"
-	"github.com/pcptools/pcptools/stream/pipe"
 )
 
 // Input is one input: an archive, or a record stream.

@@ -4,7 +4,7 @@
 //
 //	files ──format.Reader──▶ stream.Iterator ──filters/Merge──▶ format.Writer ──▶ files
 //	                              │                                    ▲
-//	                              └──────── stream/pipe (stdin/stdout) ┘
+//	                              └────────── pipe (stdin/stdout) ─────┘
 //
 // A record is one of Label, Desc, InDom, LabelSet, Text, Result or Mark. All
 // carry a timestamp: the time at which they take effect. Metadata that has no

@@ -17,7 +17,7 @@ import (
 
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/toolio"
-	"github.com/pcptools/pcptools/stream/pipe"
+	"github.com/pcptools/pcptools/pipe"
 )
 
 func main() { toolio.Main(run) }

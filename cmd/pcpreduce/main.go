@@ -18,8 +18,8 @@ import (
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/toolio"
 	"github.com/pcptools/pcptools/pcptime"
+	"github.com/pcptools/pcptools/pipe"
 	"github.com/pcptools/pcptools/reduce"
-	"github.com/pcptools/pcptools/stream/pipe"
 )
 
 func main() { toolio.Main(run) }

@@ -17,9 +17,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pcptools/pcptools/internal/toolio"
+	"github.com/pcptools/pcptools/pipe"
 	"github.com/pcptools/pcptools/rewrite"
 	"github.com/pcptools/pcptools/rules"
-	"github.com/pcptools/pcptools/stream/pipe"
 )
 
 func main() { toolio.Main(run) }

@@ -9,7 +9,7 @@ import (
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/scripttest"
 	"github.com/pcptools/pcptools/internal/toolio"
-	"github.com/pcptools/pcptools/stream/pipe"
+	"github.com/pcptools/pcptools/pipe"
 )
 
 func TestMain(m *testing.M) { scripttest.Main(m, "pcpsummary", "pmlogsummary", run) }

@@ -12,8 +12,8 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/pipe"
 	"github.com/pcptools/pcptools/stream"
-	"github.com/pcptools/pcptools/stream/pipe"
 )
 
 // Progress shows how far a long run has got (bytes and records done, the

@@ -15,8 +15,8 @@ import (
 	"strings"
 
 	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/pipe"
 	"github.com/pcptools/pcptools/stream"
-	"github.com/pcptools/pcptools/stream/pipe"
 )
 
 // Input is an opened set of inputs.

@@ -1,6 +1,8 @@
 // Package pipe is the wire format that joins the tools of a pipeline:
 // one tool writes its record stream on standard output, the next reads it
-// on standard input.
+// on standard input. It sits beside format, above stream and format (it
+// frames records in format's codec), so that the layers depend one way:
+// stream, then format, then pipe, then the tools.
 //
 //	pcpcat a b ──Writer──▶ stdout │ stdin ──Reader (stream.Iterator)──▶ pcpextract -o out
 //
