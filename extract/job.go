@@ -218,6 +218,9 @@ func (s *Settings) Merge(j Job) (err error) {
 	wopts.Warn = s.Warn
 	sink, err := toolio.OpenOutput(j.Out, wopts, j.Stdout)
 	if err != nil {
+		if s.Compat {
+			return toolio.PCPExists(err, s.Stderr, s.Prog+": Error: __pmLogCreate: File exists")
+		}
 		return err
 	}
 	defer toolio.AbortOnPanic(sink)

@@ -247,13 +247,38 @@ func isDigits(s string) bool {
 	return true
 }
 
+// ExistsError is an output that names an existing archive: Files are its
+// files (volumes, .meta, .index, compressed or not).
+type ExistsError struct {
+	Base  string
+	Files []string
+}
+
+func (e *ExistsError) Error() string {
+	return fmt.Sprintf("%s: archive exists (%s): remove it first, or replace it with --overwrite", e.Base, strings.Join(e.Files, ", "))
+}
+
+// PCPFile is the file libpcp's __pmLogCreate stops at: the first of
+// BASE.index, BASE.meta and BASE.0 (the order it creates them in) that
+// exists; "" when none does (PCP's tools would then write the archive).
+func (e *ExistsError) PCPFile() string {
+	for _, suf := range []string{".index", ".meta", ".0"} {
+		for _, f := range e.Files {
+			if f == e.Base+suf || filepath.Clean(f) == filepath.Clean(e.Base+suf) {
+				return e.Base + suf
+			}
+		}
+	}
+	return ""
+}
+
 func (w *Writer) checkFree() error {
 	have, err := archiveFiles(w.dir, w.name)
 	if err != nil {
 		return fmt.Errorf("%s: %w", w.base, err)
 	}
 	if len(have) > 0 {
-		return fmt.Errorf("%s: archive exists (%s): remove it first, or replace it with --overwrite", w.base, strings.Join(have, ", "))
+		return &ExistsError{Base: w.base, Files: have}
 	}
 	return nil
 }

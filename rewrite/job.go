@@ -184,6 +184,9 @@ func (j *Job) run(stdin *os.File, stdout, report io.Writer) error {
 			wopts.ManualIndex, wopts.RecordHook = true, place.hook
 		}
 		if w, err = format.Create(out, wopts); err != nil {
+			if j.Compat {
+				return toolio.PCPExists(err, j.Stderr, fmt.Sprintf("%s: Error: __pmLogCreate(%s,v%d): File exists", j.Prog, out, outVer))
+			}
 			return err
 		}
 		sink = toolio.ArchiveSink(w)

@@ -96,7 +96,9 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		fmt.Fprintf(stderr, "%s: %v\n%s", prog, err, compatUsage)
 		return toolio.ExitFailed
 	case compat:
-		fmt.Fprintf(stderr, "%s: Error: %v\nArchive not created.\n", prog, err)
+		if toolio.PCPExists(err, stderr, prog+": Error: __pmLogCreate: File exists") == err {
+			fmt.Fprintf(stderr, "%s: Error: %v\nArchive not created.\n", prog, err)
+		}
 		return toolio.ExitFailed
 	}
 	return toolio.Exit(prog, err, stderr)

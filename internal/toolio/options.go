@@ -256,6 +256,20 @@ func Main(run func(args []string, stdin *os.File, stdout, stderr io.Writer) int)
 	os.Exit(code)
 }
 
+// PCPExists prints what PCP's archive-writing tools print when their
+// output archive exists (libpcp's __pmLogNewFile, then the tool's own
+// line, e.g. "pmlogextract: Error: __pmLogCreate: File exists") and
+// returns the Silent failure to end with; for any other error, or an
+// archive libpcp would not stop at, it returns err unchanged.
+func PCPExists(err error, stderr io.Writer, line string) error {
+	var ee *format.ExistsError
+	if !errors.As(err, &ee) || ee.PCPFile() == "" {
+		return err
+	}
+	fmt.Fprintf(stderr, "__pmLogNewFile: %q already exists, not over-written\n%s\n", ee.PCPFile(), line)
+	return Silent{Code: ExitFailed}
+}
+
 // Silent ends a command with a status and nothing more to say: it said
 // what went wrong as it happened.
 type Silent struct{ Code int }
