@@ -16,9 +16,11 @@ import (
 // TestMMVRecordMatchesPmlogger starts pmcd by hand with only pmdammv (a
 // pipe PMDA reading a private PCP_TMP_DIR/mmv), records the MMV fixtures
 // with pmlogger through it and with pcpmmv record directly, and compares
-// the two archives' metadata for domain 70 under pmdumplog -d -i -h, and
-// the values of metrics that do not change. Only the pmcd it started is
-// stopped, by its PID. Labels (-e) are not compared: see docs/pcpmmv.md.
+// the two archives' metadata for domain 70 under pmdumplog -d -i -e -h
+// (descriptions, instance domains, help text, and the label sets: pmcd's
+// context set, which both take from this host, and domain 70's), and the
+// values of metrics that do not change. Only the pmcd it started is
+// stopped, by its PID.
 func TestMMVRecordMatchesPmlogger(t *testing.T) {
 	files := mmvFixtures(t)
 	for _, p := range []string{"/usr/lib/pcp/bin/pmcd", "/usr/lib/pcp/bin/pmlogger", "/usr/lib/pcp/pmdas/mmv/pmdammv"} {
@@ -117,7 +119,7 @@ func TestMMVRecordMatchesPmlogger(t *testing.T) {
 		t.Fatalf("pcpmmv record: exit %d: %s", r.code, r.stderr)
 	}
 	meta := func(a string) string {
-		r := run(time.Minute, nil, "pmdumplog", "-d", "-i", "-h", filepath.Join(d, a))
+		r := run(time.Minute, nil, "pmdumplog", "-d", "-i", "-e", "-h", filepath.Join(d, a))
 		if r.code != 0 {
 			t.Fatalf("pmdumplog %s: %s", a, r.stderr)
 		}
@@ -129,7 +131,9 @@ func TestMMVRecordMatchesPmlogger(t *testing.T) {
 	}
 	// the comparison saw the fixtures' metrics (v1flags and v3long are
 	// left out by both: their writer, the fixture script, has exited)
-	for _, name := range []string{"mmv.v1plain.m0.single", "mmv.m0.single", "mmv.v2long.", "mmv.v3labels.r0.single"} {
+	for _, name := range []string{"mmv.v1plain.m0.single", "mmv.m0.single", "mmv.v2long.", "mmv.v3labels.r0.single",
+		"Context labels", `Domain 70 labels (15 bytes): {"agent":"mmv"}`, "Cluster 70.321 labels", "PMID 70.321.31 labels",
+		"InDom 70.657417 labels", `InDom 70.657417[6] labels (11 bytes): {"map.a":1}`, "InDom 70.2051[7] labels (0 bytes)"} {
 		if !strings.Contains(got, name) {
 			t.Errorf("recorded metadata lacks %s", name)
 		}
@@ -151,18 +155,35 @@ func TestMMVRecordMatchesPmlogger(t *testing.T) {
 	}
 }
 
-var timeLine = regexp.MustCompile(`^\d\d:\d\d:\d\d\.\d+ `)
+var (
+	timeLine  = regexp.MustCompile(`^\d\d:\d\d:\d\d\.\d+ `)
+	labelTime = regexp.MustCompile(`^\d\d:\d\d:\d\d\.\d+$`)
+	labelHead = regexp.MustCompile(`^    (Context|Domain 70|Cluster 70\.|PMID 70\.|InDom 70\.)`)
+)
 
-// domain70 keeps the blocks of pmdumplog -d -i -h output that describe
-// domain 70 (pmdammv's), without the times of instance domain records,
-// sorted within each section: the order of pmdumplog's hash walk differs
-// between archives that hold the same metadata.
+// domain70 keeps the blocks of pmdumplog -d -i -e -h output that describe
+// domain 70 (pmdammv's), and the context label set, without the times of
+// instance domain and label records (the label section keeps how many
+// times it has), sorted within each section: the order of pmdumplog's
+// hash walk differs between archives that hold the same metadata.
+//
+// The context label set is compared as it is: pmcd gives pmlogger
+// (connected over TCP, so without credentials: no userid or groupid) this
+// host's hostname, domainname and machineid, which pcpmmv reads from the
+// same places. Nothing in it is pmlogger's own, so nothing is normalised.
 func domain70(s string) string {
 	var out []string
 	var blocks []string
 	var cur []string
+	labels, times := false, 0
+	keep := func(head string) bool {
+		if labels {
+			return labelHead.MatchString(head)
+		}
+		return strings.HasPrefix(head, "PMID: 70.") || strings.HasPrefix(head, "InDom: 70.")
+	}
 	flush := func() {
-		if len(cur) > 0 && (strings.HasPrefix(cur[0], "PMID: 70.") || strings.HasPrefix(cur[0], "InDom: 70.")) {
+		if len(cur) > 0 && keep(cur[0]) {
 			blocks = append(blocks, strings.Join(cur, "\n"))
 		}
 		cur = nil
@@ -172,9 +193,23 @@ func domain70(s string) string {
 		case strings.HasSuffix(line, "in the Log ..."):
 			flush()
 			slices.Sort(blocks)
+			if labels {
+				out = append(out, fmt.Sprintf("(%d label times)", times))
+			}
 			out = append(out, blocks...)
 			blocks = nil
 			out = append(out, line)
+			labels = strings.HasPrefix(line, "Metric Labels")
+		case labels && labelTime.MatchString(line):
+			flush()
+			times++
+		case labels && strings.HasPrefix(line, "    ") && !strings.HasPrefix(line, "        "):
+			flush()
+			cur = []string{line}
+		case labels:
+			if strings.TrimSpace(line) != "" {
+				cur = append(cur, line)
+			}
 		case strings.HasPrefix(line, "PMID: ") && !(len(cur) > 0 && strings.HasPrefix(cur[0], line+" [")) || strings.HasPrefix(line, "InDom: "):
 			flush()
 			cur = []string{line}
@@ -187,6 +222,9 @@ func domain70(s string) string {
 	}
 	flush()
 	slices.Sort(blocks)
+	if labels {
+		out = append(out, fmt.Sprintf("(%d label times)", times))
+	}
 	return strings.Join(append(out, blocks...), "\n")
 }
 

@@ -50,6 +50,12 @@ func Record(ctx context.Context, s *Sampler, output string, o RecordOptions) (sa
 		Hostname: o.Hostname, Timezone: o.Timezone}); err != nil {
 		return 0, err
 	}
+	// pmcd's context labels, which pmlogger records with the first
+	// metric it describes, at the first sample's time
+	if err := w.Write(&stream.LabelSet{T: stream.FromTime(start), Type: stream.LabelContext, Ident: uint32(stream.PMIDNull),
+		Sets: []stream.OneLabelSet{ContextLabels()}}); err != nil {
+		return 0, err
+	}
 	tick := time.NewTicker(o.Interval)
 	defer tick.Stop()
 	t := start

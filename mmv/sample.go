@@ -32,6 +32,8 @@ type Sampler struct {
 	gens   map[string]uint64 // last generation seen per file
 	descs  map[stream.PMID]*stream.Desc
 	indoms map[stream.InDomID]string // signature of the last InDom written
+	labels map[[2]uint32]string      // (type, ident): text of the label set last written
+	cur    []loaded                  // the files of the sample in progress
 	rb     stream.ResultBuilder
 	// buffers kept between samples
 	starts, fill []int
@@ -119,6 +121,7 @@ func (s *Sampler) load() []loaded {
 func (s *Sampler) Sample(t time.Time, emit func(stream.Record) error) error {
 	if s.descs == nil {
 		s.gens, s.descs, s.indoms = map[string]uint64{}, map[stream.PMID]*stream.Desc{}, map[stream.InDomID]string{}
+		s.labels = map[[2]uint32]string{}
 	}
 	now := time.Now
 	if s.Now != nil {
@@ -126,6 +129,8 @@ func (s *Sampler) Sample(t time.Time, emit func(stream.Record) error) error {
 	}
 	ts := stream.FromTime(t)
 	files := s.load()
+	s.cur = files
+	defer func() { s.cur = nil }()
 	seen := map[string]uint64{}
 	restarted := false
 	for _, l := range files {
@@ -141,6 +146,13 @@ func (s *Sampler) Sample(t time.Time, emit func(stream.Record) error) error {
 		}
 	}
 	s.rb.Reset()
+	if _, ok := s.labels[[2]uint32{stream.LabelDomain, Domain}]; !ok {
+		s.labels[[2]uint32{stream.LabelDomain, Domain}] = ""
+		if err := emit(&stream.LabelSet{T: ts, Type: stream.LabelDomain, Ident: Domain,
+			Sets: []stream.OneLabelSet{DomainLabels()}}); err != nil {
+			return err
+		}
+	}
 	if err := s.control(ts, len(files), emit); err != nil {
 		return err
 	}
@@ -202,6 +214,9 @@ func (s *Sampler) sampleFile(l loaded, ts stream.Timestamp, now time.Time, names
 			if err := emit(d); err != nil {
 				return err
 			}
+			if err := s.metricLabels(d, emit); err != nil {
+				return err
+			}
 			for _, tx := range []struct {
 				typ  uint32
 				text string
@@ -229,6 +244,9 @@ func (s *Sampler) sampleFile(l loaded, ts stream.Timestamp, now time.Time, names
 		}
 		s.indoms[id] = sig.String()
 		if err := emit(&stream.InDom{T: ts, InDom: id, Encoding: stream.InDomFull, Insts: insts, Names: names}); err != nil {
+			return err
+		}
+		if err := s.instanceLabels(ts, id, insts, emit); err != nil {
 			return err
 		}
 	}
@@ -338,6 +356,9 @@ func (s *Sampler) control(ts stream.Timestamp, nfiles int, emit func(stream.Reco
 			d := &stream.Desc{T: ts, PMID: pmid, Type: stream.Type32, Sem: stream.SemInstant,
 				InDom: stream.InDomNull, Names: []string{Prefix + ".control." + c.name}}
 			s.descs[pmid] = d
+			if err := s.metricLabels(d, emit); err != nil {
+				return err
+			}
 			recs := []stream.Record{d,
 				&stream.Text{T: ts, Type: stream.TextOneline | stream.TextPMID, Ident: uint32(pmid), Text: c.oneline},
 				&stream.Text{T: ts, Type: stream.TextHelp | stream.TextPMID, Ident: uint32(pmid), Text: c.help}}
@@ -354,4 +375,68 @@ func (s *Sampler) control(ts stream.Timestamp, nfiles int, emit func(stream.Reco
 		s.rb.Add(pmid, stream.Type32, stream.Val{I: v})
 	}
 	return nil
+}
+
+// metricLabels emits the cluster, item and instance domain label sets of
+// a metric just described that pmlogger would record with it: those not
+// recorded yet and not empty.
+func (s *Sampler) metricLabels(d *stream.Desc, emit func(stream.Record) error) error {
+	cluster, item := d.PMID.Cluster(), d.PMID.Item()
+	type want struct {
+		typ, ident uint32
+		match      func(l loaded, lb Label) bool
+	}
+	wants := []want{
+		{stream.LabelCluster, uint32(stream.NewPMID(Domain, cluster, 0)),
+			func(l loaded, lb Label) bool { return l.cluster == cluster && lb.Identity == cluster }},
+		{stream.LabelItem, uint32(d.PMID),
+			func(l loaded, lb Label) bool { return l.cluster == cluster && lb.Identity == item }},
+	}
+	if d.InDom != stream.InDomNull {
+		serial := d.InDom.Serial()
+		wants = append(wants, want{stream.LabelInDom, uint32(d.InDom),
+			func(l loaded, lb Label) bool { return l.cluster<<11|lb.Identity == serial }})
+	}
+	for _, w := range wants {
+		key := [2]uint32{w.typ, w.ident}
+		if _, done := s.labels[key]; done {
+			continue
+		}
+		set, ok := fileLabels(s.cur, w.match, w.typ)
+		if !ok {
+			continue // nothing served: pmlogger records nothing, and asks again
+		}
+		s.labels[key] = set.JSON
+		if err := emit(&stream.LabelSet{T: d.T, Type: w.typ, Ident: w.ident, Sets: []stream.OneLabelSet{set}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// instanceLabels emits the instances label set of an instance domain
+// just recorded, one set per instance (empty ones too), unless it is the
+// one recorded last for the domain.
+func (s *Sampler) instanceLabels(ts stream.Timestamp, id stream.InDomID, insts []int32, emit func(stream.Record) error) error {
+	if len(insts) == 0 {
+		return nil
+	}
+	sets := make([]stream.OneLabelSet, 0, len(insts))
+	var sig strings.Builder
+	seen := map[int32]bool{}
+	for _, in := range insts {
+		if seen[in] {
+			continue // pmdammv keeps the first of instances with one number
+		}
+		seen[in] = true
+		set := instanceLabels(s.cur, id.Serial(), in)
+		fmt.Fprintf(&sig, "%d\x00%s\x00", in, set.JSON)
+		sets = append(sets, set)
+	}
+	key := [2]uint32{stream.LabelInstances, uint32(id)}
+	if old, ok := s.labels[key]; ok && old == sig.String() {
+		return nil
+	}
+	s.labels[key] = sig.String()
+	return emit(&stream.LabelSet{T: ts, Type: stream.LabelInstances, Ident: uint32(id), Sets: sets})
 }
