@@ -51,6 +51,13 @@ func TestRewriteWordsLikePCP(t *testing.T) {
 		// yacc's words and in pmlogrewrite's own (its "iname" slip)
 		{[]string{"-C", "-c", "CONF"}, "global {\n    hostname -> whizz-bang.engr.sgi.com\n    tz -> \"GMT+10\"\n    time -> 10\n}\n\nindom 1.5 {\n    indom -> 1.10\n    iname \"15 minute\" -> \"forever\"\n    inst 15 -> 9999\n}\n\nmetric hinv.ndisk {\n    pmid -> 1.2.3\n}\n\nmetric 1.18.3 {\n    pmid -> 4.5.6\n}\n", "archives/src-rattle", false},
 		{[]string{"-C", "-c", "CONF"}, "metric 42.42.42 { type->U32 }\n", "archives/src-rattle", false},
+		// 483, 1057: a wildcard visits the metrics in the order of
+		// libpcp's PMID hash table, newest first
+		{[]string{"-w", "-C", "-c", "CONF"}, "metric 1.*.* { type->U32 }\n", "archives/src-rattle", false},
+		{[]string{"-w", "-C", "-c", "CONF"}, "metric 1.18.* { type->U32 }\n", "archives/src-rattle", false},
+		{[]string{"-w", "-C", "-c", "CONF"}, "metric 60.*.* { type->U32 }\n", "archives/ac15", false},
+		{[]string{"-w", "-C", "-c", "CONF"}, "metric hinv.ndisk { type->64 } metric 1.*.* { type->U32 }\n", "archives/src-rattle", false},
+		{[]string{"-v", "-c", "CONF"}, "metric 1.*.* { pmid -> 2.*.* }\n", "archives/src-rattle", false},
 		{[]string{"-C", "-c", "CONF"}, "metric hinv.ndisk { name -> blah blah blah }\n", "archives/src-rattle", false},
 		{[]string{"-C", "-c", "CONF"}, "metric hinv.ndisk { name -> hinv.* }\n", "archives/src-rattle", false},
 		{[]string{"-C", "-c", "CONF"}, "metric hinv.ndisk { name -> }\n", "archives/src-rattle", false},

@@ -1,11 +1,14 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/pcphash"
 	"github.com/pcptools/pcptools/stream"
 )
 
@@ -325,6 +328,7 @@ type compiler struct {
 	indomSpec []*InDomPlan // indom_root, in creation order
 	indoms    map[stream.InDomID]*InDomPlan
 	outVer    int
+	hashOrder []*stream.Desc // pmidHashOrder's, once computed
 }
 
 // Compile resolves cfg against an archive's metadata. The error is an
@@ -705,6 +709,23 @@ func (c *compiler) startMetric(d *stream.Desc) *MetricPlan {
 	return mp
 }
 
+// pmidHashOrder is the archive's descriptors in the order a walk of
+// libpcp's PMID table (hashpmid) visits them: the table a context fills
+// with each PMID's first descriptor, in .meta order.
+func (c *compiler) pmidHashOrder() []*stream.Desc {
+	if c.hashOrder == nil {
+		var h pcphash.Hash[*stream.Desc]
+		for _, d := range c.meta.Descs {
+			if h.Search(uint32(d.PMID)) == nil {
+				h.Add(uint32(d.PMID), d)
+			}
+		}
+		c.hashOrder = []*stream.Desc{}
+		h.Walk(func(n *pcphash.Node[*stream.Desc]) { c.hashOrder = append(c.hashOrder, n.Data) })
+	}
+	return c.hashOrder
+}
+
 func (c *compiler) matchMetrics(pos Pos, m MetricID) []*MetricPlan {
 	var out []*MetricPlan
 	switch m.Kind {
@@ -735,13 +756,22 @@ func (c *compiler) matchMetrics(pos Pos, m MetricID) []*MetricPlan {
 			}
 		}
 	default:
-		seen := map[stream.PMID]bool{}
-		for _, d := range c.meta.Descs {
-			if m.MatchPMID(d.PMID) && !seen[d.PMID] {
-				seen[d.PMID] = true
-				out = append(out, c.startMetric(d))
+		// pmlogrewrite starts the metrics a wildcard names in the order
+		// of libpcp's PMID hash table, then applies the clauses walking
+		// its list of metrics (metric_root: newest first), those earlier
+		// rules started included: the order of its warnings, errors and
+		// -v summary.
+		for _, d := range c.pmidHashOrder() {
+			if m.MatchPMID(d.PMID) {
+				c.startMetric(d)
 			}
 		}
+		for _, mp := range c.metrics {
+			if m.MatchPMID(mp.Old.PMID) {
+				out = append(out, mp)
+			}
+		}
+		slices.SortFunc(out, func(a, b *MetricPlan) int { return cmp.Compare(b.seq, a.seq) })
 	}
 	if len(out) == 0 {
 		w := c.warn(pos, "metric %s: no such metric in the archive", m)
