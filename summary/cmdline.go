@@ -72,6 +72,10 @@ func ParseCommandLine(prog string, args []string) (*Command, error) {
 			c.Folio = true
 			continue
 		}
+		if a == "--shape" && prog != "pmlogsummary" {
+			c.Shape = true
+			continue
+		}
 		if a == "--fleet" && prog != "pmlogsummary" {
 			c.Fleet = true
 			continue
@@ -147,6 +151,9 @@ func ParseCommandLine(prog string, args []string) (*Command, error) {
 	}
 	if len(c.Percentiles) > 0 && !c.JSON && !c.CSV {
 		return nil, &UsageError{prog + ": --percentiles goes with --json or --csv (pmlogsummary's lines have no room for them)"}
+	}
+	if c.Shape && c.CSV {
+		return nil, &UsageError{prog + ": --shape goes with the text or --json output (a CSV file has one shape of row)"}
 	}
 	if c.Fleet && !c.Folio {
 		return nil, &UsageError{prog + ": --fleet goes with --folio (a roll-up over many hosts)"}

@@ -214,6 +214,7 @@ func (s *summarizer) parallelPass(accs []*accumulator, binning bool) error {
 		b = <-free
 	}
 	past := false // the window ended before the records did
+	var shapeErr error
 	for !stop.Load() && it.Next() {
 		rec := it.At()
 		if seen != nil {
@@ -226,10 +227,22 @@ func (s *summarizer) parallelPass(accs []*accumulator, binning bool) error {
 				break
 			}
 			b.recs = append(b.recs, batchRec{ts: ts, mark: true})
+			if s.shape != nil && !binning {
+				s.shape.mark()
+			}
 		case *stream.Result:
 			ts := toTimeval(r.T)
 			if past = !ts.notAfter(s.finish); past {
 				break
+			}
+			if s.shape != nil && !binning {
+				if r.NumPMID() == 0 {
+					s.shape.mark()
+				} else if err := s.shape.add(r); err != nil {
+					shapeErr = err
+					stop.Store(true)
+					break
+				}
 			}
 			if r.NumPMID() == 0 {
 				b.recs = append(b.recs, batchRec{ts: ts, mark: true})
@@ -260,6 +273,9 @@ func (s *summarizer) parallelPass(accs []*accumulator, binning bool) error {
 		if err != nil {
 			return err
 		}
+	}
+	if shapeErr != nil {
+		return shapeErr
 	}
 	if past {
 		return nil

@@ -88,6 +88,10 @@ type Options struct {
 	// at most maxWorkers; 1 reads and summarises on one goroutine.
 	// Traces (-D), -v and reduced archives always take one.
 	Workers int
+	// Shape (pcpsummary --shape) follows the summary with the archive's
+	// shape: bytes, values and churn per metric and instance domain
+	// (shape.go).
+	Shape bool
 	// Fleet (pcpsummary --folio --fleet): RunHosts follows the hosts'
 	// summaries with one line per metric and instance over every host
 	// (rollup.go).
@@ -138,6 +142,8 @@ type summarizer struct {
 	dayflag bool
 	spec    *MetricSpec
 	b       []byte
+	md      *format.Metadata
+	shape   *shape // --shape's measures, nil without it
 	// red holds the aggregates of an archive reduced by pcpreduce
 	// (reduced.go); nil otherwise, and always for pmlogsummary.
 	red *reduced
@@ -174,6 +180,10 @@ func (s *summarizer) run() error {
 	}
 	if s.meta, err = dump.NewArchiveMeta(md); err != nil {
 		return err
+	}
+	s.md = md
+	if s.o.Shape {
+		s.shape = newShape()
 	}
 	if s.o.Location != nil {
 		s.loc = s.o.Location
@@ -279,6 +289,9 @@ func (s *summarizer) run() error {
 			s.spec = nil
 		}
 	}
+	if s.shape != nil {
+		s.shape.print(s, s.md)
+	}
 	if fetchErr != nil {
 		return &FetchError{fetchErr}
 	}
@@ -359,10 +372,20 @@ func (s *summarizer) pass(f func(*stream.Result, timeval) error) error {
 			if s.red != nil {
 				s.red.mark(ts)
 			}
+			if s.shape != nil && !s.acc.binning {
+				s.shape.mark()
+			}
 		case *stream.Result:
 			ts = toTimeval(r.T)
 			if !ts.notAfter(s.finish) {
 				return nil
+			}
+			if s.shape != nil && !s.acc.binning {
+				if r.NumPMID() == 0 {
+					s.shape.mark()
+				} else if err := s.shape.add(r); err != nil {
+					return err
+				}
 			}
 			if r.NumPMID() == 0 {
 				s.acc.mark(ts)

@@ -59,6 +59,8 @@ const ownUsage = `      --json            print one JSON object per metric and i
       --csv             print a CSV header and one row per metric and instance
       --percentiles=LIST
                         with --json or --csv, add these percentiles (e.g. 50,90,99; 1% relative accuracy)
+      --shape           after the summary, the archive's shape: bytes (as pmlogsize -d counts them),
+                        results, values, instances and churn per metric and instance domain
   -q, --quiet           no progress display (shown when standard error is a terminal)
       --folio           the archives named (folios, directories, archives) are many hosts':
                         one summary per host, hosts in parallel, in the order of their names
