@@ -6,10 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pcptools/pcptools/pipe"
+	"github.com/pcptools/pcptools/stream"
 )
 
 const mmvdump = "/usr/lib/pcp/pmdas/mmv/mmvdump"
@@ -134,3 +138,63 @@ func mmvDiff(want, got, wantName, gotName string) string {
 	}
 	return "same"
 }
+
+// TestMMVRecordStream: pcpmmv record with no -o writes the record stream,
+// sample by sample (a reader sees the first sample before the recorder
+// ends); the stream read back describes the metrics as the archive
+// recorded from the same files does.
+func TestMMVRecordStream(t *testing.T) {
+	files := mmvFixtures(t)
+	dir := filepath.Dir(files[0])
+	out := filepath.Join(t.TempDir(), "arch")
+	if r := run(time.Minute, nil, ours("pcpmmv"), "record", "-t", "100ms", "-s", "2", dir, "-o", out); r.code != 0 {
+		t.Fatalf("record to an archive: exit %d: %s", r.code, r.stderr)
+	}
+	streamed := filepath.Join(t.TempDir(), "streamed")
+	sh := ours("pcpmmv") + " record -t 100ms -s 2 " + dir + " | " + ours("pcpcat") + " --no-sync -o " + streamed
+	if b, err := exec.Command("sh", "-c", sh).CombinedOutput(); err != nil {
+		t.Fatalf("record to the stream: %v: %s", err, b)
+	}
+	meta := func(a string) string {
+		r := run(time.Minute, nil, ours("pcpcat"), "-d", "-i", a)
+		if r.code != 0 {
+			t.Fatalf("%s: %s", a, r.stderr)
+		}
+		// instance domain records carry the sample's time
+		return clockTime.ReplaceAllString(r.stdout, "TIME")
+	}
+	if w, g := meta(out), meta(streamed); w != g || !strings.Contains(g, "mmv.") {
+		t.Errorf("metadata through the stream:\n%s\nin the archive:\n%s", g, w)
+	}
+	// Live: the first sample reaches the reader while the recorder runs.
+	cmd := exec.Command(ours("pcpmmv"), "record", "-t", "1s", "-s", "30", dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	done := make(chan error, 1)
+	go func() {
+		pr := pipe.NewReader(stdout)
+		for pr.Next() {
+			if _, ok := pr.At().(*stream.Result); ok {
+				done <- nil
+				return
+			}
+		}
+		done <- fmt.Errorf("the stream ended without a result: %v", pr.Err())
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("reading the live stream: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no result on the stream after 10 s of a 30 s recording: not flushed per sample")
+	}
+}
+
+var clockTime = regexp.MustCompile(`(?m)^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+`)

@@ -19,11 +19,47 @@ type RecordOptions struct {
 	Writer   format.WriterOptions
 }
 
-// Record samples s into the archive named output until the count or
-// duration is reached or ctx is done (SIGINT, SIGTERM): the archive is
-// then finished (index written, files renamed into place) as at a normal
-// end. On an error the partial archive is thrown away.
+// Output is where Record writes: an archive (format.Writer, through
+// Archive) or the record stream (the tools' Sink). Flush, when the output
+// has it, is called after each sample, so that a stream's reader sees
+// each sample as it is taken.
+type Output interface {
+	Write(stream.Record) error
+	Close() error
+	Abort(error)
+}
+
+// Archive is an Output writing the archive named output.
+func Archive(output string, o format.WriterOptions) (Output, error) {
+	w, err := format.Create(output, o)
+	if err != nil {
+		return nil, err
+	}
+	return archiveOut{w}, nil
+}
+
+type archiveOut struct{ *format.Writer }
+
+func (a archiveOut) Abort(error) { a.Writer.Abort() }
+
+// Record samples s into the archive named output: RecordTo an Archive.
 func Record(ctx context.Context, s *Sampler, output string, o RecordOptions) (samples int, err error) {
+	if o.Writer.Version == 0 {
+		o.Writer.Version = 3
+	}
+	w, err := Archive(output, o.Writer)
+	if err != nil {
+		return 0, err
+	}
+	return RecordTo(ctx, s, w, o)
+}
+
+// RecordTo samples s into w until the count or duration is reached or
+// ctx is done (SIGINT, SIGTERM): the output is then finished (an
+// archive's index written, files renamed into place; a stream's END
+// frame) as at a normal end. On an error the output is aborted (a partial
+// archive thrown away; a stream ends in an error frame).
+func RecordTo(ctx context.Context, s *Sampler, w Output, o RecordOptions) (samples int, err error) {
 	if o.Interval <= 0 {
 		o.Interval = time.Second
 	}
@@ -36,15 +72,12 @@ func Record(ctx context.Context, s *Sampler, output string, o RecordOptions) (sa
 	if o.Writer.Version == 0 {
 		o.Writer.Version = 3
 	}
-	w, err := format.Create(output, o.Writer)
-	if err != nil {
-		return 0, err
-	}
 	defer func() {
 		if err != nil {
-			w.Abort()
+			w.Abort(err)
 		}
 	}()
+	flush, _ := w.(interface{ Flush() error })
 	start := time.Now()
 	if err := w.Write(&stream.Label{Version: o.Writer.Version, PID: int32(os.Getpid()), Start: stream.FromTime(start),
 		Hostname: o.Hostname, Timezone: o.Timezone}); err != nil {
@@ -62,6 +95,11 @@ func Record(ctx context.Context, s *Sampler, output string, o RecordOptions) (sa
 	for {
 		if err := s.Sample(t, w.Write); err != nil {
 			return samples, err
+		}
+		if flush != nil {
+			if err := flush.Flush(); err != nil {
+				return samples, err
+			}
 		}
 		samples++
 		if o.Count > 0 && samples >= o.Count {

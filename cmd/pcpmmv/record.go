@@ -21,7 +21,7 @@ var recordOpts = toolio.Opts{
 	{Name: "t", Aliases: []string{"interval"}, Value: "DURATION", Usage: "sample every `DURATION` (default 1s)"},
 	{Name: "T", Aliases: []string{"duration"}, Value: "DURATION", Usage: "stop after `DURATION`"},
 	{Name: "s", Aliases: []string{"samples"}, Value: "N", Kind: toolio.Int, Usage: "stop after `N` samples"},
-	{Name: "o", Aliases: []string{"output"}, Value: "ARCHIVE", Usage: "write the archive with base name `ARCHIVE`"},
+	{Name: "o", Aliases: []string{"output"}, Value: "ARCHIVE", Usage: "write the archive with base name `ARCHIVE` (- or none: the record stream on standard output)"},
 	toolio.OptVersion,
 	toolio.OptZstd,
 	toolio.OptXz,
@@ -33,11 +33,11 @@ func record(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 	app := toolio.App{
 		Name:      "pcpmmv record",
 		Usage:     "record MMV files into an archive, as pmlogger through pmcd and pmdammv would, with neither",
-		UsageText: "pcpmmv record [-t 1s] [-T DURATION | -s N] FILE|DIR -o ARCHIVE",
+		UsageText: "pcpmmv record [-t 1s] [-T DURATION | -s N] FILE|DIR [-o ARCHIVE | -o -]",
 		Opts:      recordOpts,
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 || c.String("o") == "" {
-				return toolio.Usagef("name one MMV file or directory, and -o ARCHIVE")
+			if c.NArg() != 1 {
+				return toolio.Usagef("name one MMV file or directory (and -o ARCHIVE, or the record stream goes to standard output)")
 			}
 			o := mmv.RecordOptions{Count: c.Int("s")}
 			var err error
@@ -54,7 +54,14 @@ func record(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			_, err = mmv.Record(ctx, &mmv.Sampler{Path: c.Args().First(), Warn: warn}, c.String("o"), o)
+			if o.Writer.Version == 0 {
+				o.Writer.Version = 3
+			}
+			out, err := toolio.OpenOutput(toolio.StdioOutput(c.String("o")), o.Writer, stdout)
+			if err != nil {
+				return err
+			}
+			_, err = mmv.RecordTo(ctx, &mmv.Sampler{Path: c.Args().First(), Warn: warn}, out, o)
 			return err
 		},
 	}

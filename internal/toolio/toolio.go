@@ -217,6 +217,10 @@ func (s *pipeSink) Write(rec stream.Record) error { return s.w.Write(rec) }
 func (s *pipeSink) Close() error                  { return s.w.Close() }
 func (s *pipeSink) Abort(err error)               { _ = s.w.Fail(err) }
 
+// Flush sends what is buffered, for a producer whose records come over
+// time (a recorder): the next tool sees each as it is made.
+func (s *pipeSink) Flush() error { return s.w.Flush() }
+
 // Copy writes every record of it to sink and completes it; on any error
 // the sink is aborted and the error returned. A result whose metric has no
 // descriptor before it is such an error (stream.Described).
