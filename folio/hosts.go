@@ -107,25 +107,44 @@ func (e Failed) Error() string { return fmt.Sprintf("%d of %d hosts failed", e.F
 // made by creator. A host that fails is reported (report) and does not
 // stop the others; the error is then a Failed.
 func EachHost(hosts []Host, outDir string, jobs int, creator string, work func(h Host, out string) error, report func(host string, err error)) error {
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return err
+	return EachHostInto(hosts, []string{outDir}, jobs, creator,
+		func(h Host, outs []string) error { return work(h, outs[0]) }, report)
+}
+
+// EachHostInto is EachHost writing one output per host into each of
+// outDirs, a folio each: work gets the host's output in every directory,
+// in outDirs' order (DIR/<host>/<name of the host's first archive>), and
+// each DIR/Folio names the outputs there (a tool writing several
+// resolutions of each host in one pass).
+func EachHostInto(hosts []Host, outDirs []string, jobs int, creator string, work func(h Host, outs []string) error, report func(host string, err error)) error {
+	for _, d := range outDirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
 	}
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
-	outs := make([]string, len(hosts))
+	outs := make([][]string, len(hosts))
 	errs := make([]error, len(hosts))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	sem := make(chan struct{}, jobs)
 	for i, h := range hosts {
-		outs[i] = filepath.Join(outDir, h.Name, filepath.Base(h.Bases[0]))
+		for _, d := range outDirs {
+			outs[i] = append(outs[i], filepath.Join(d, h.Name, filepath.Base(h.Bases[0])))
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			err := os.MkdirAll(filepath.Dir(outs[i]), 0o755)
+			var err error
+			for _, o := range outs[i] {
+				if err == nil {
+					err = os.MkdirAll(filepath.Dir(o), 0o755)
+				}
+			}
 			if err == nil {
 				err = work(h, outs[i])
 			}
@@ -138,22 +157,28 @@ func EachHost(hosts []Host, outDir string, jobs int, creator string, work func(h
 		}()
 	}
 	wg.Wait()
-	f := &Folio{Created: fmt.Sprintf("on %s at %s", hostname(), time.Now().Format(time.UnixDate)), Creator: creator}
 	failed := 0
-	for i, h := range hosts {
-		if errs[i] != nil {
-			failed++
-			continue
-		}
-		abs, err := filepath.Abs(outs[i])
+	for _, err := range errs {
 		if err != nil {
-			abs = outs[i]
+			failed++
 		}
-		f.Archives = append(f.Archives, Archive{Host: h.Name, Path: abs})
 	}
-	if len(f.Archives) > 0 {
-		if err := writeFile(filepath.Join(outDir, "Folio"), f); err != nil {
-			return err
+	for j, d := range outDirs {
+		f := &Folio{Created: fmt.Sprintf("on %s at %s", hostname(), time.Now().Format(time.UnixDate)), Creator: creator}
+		for i, h := range hosts {
+			if errs[i] != nil {
+				continue
+			}
+			abs, err := filepath.Abs(outs[i][j])
+			if err != nil {
+				abs = outs[i][j]
+			}
+			f.Archives = append(f.Archives, Archive{Host: h.Name, Path: abs})
+		}
+		if len(f.Archives) > 0 {
+			if err := writeFile(filepath.Join(d, "Folio"), f); err != nil {
+				return err
+			}
 		}
 	}
 	if failed > 0 {

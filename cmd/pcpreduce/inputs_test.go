@@ -355,9 +355,36 @@ func TestFolio(t *testing.T) {
 	}
 	noOutput(t, filepath.Join(out, "gamma", "part0"))
 
-	// Usage: an output directory, one interval.
+	// Usage: an output directory.
 	reduceFail(t, "-o DIR", "--folio", "-t", "1m", in)
-	reduceFail(t, "one interval per run", "--folio", "-t", "1m,5m", in, "-o", out)
+
+	// Several intervals: a folio directory each, OUT/1m and OUT/5m, from
+	// one pass; each host's archive there is the one a run of that
+	// interval alone writes.
+	if err := os.RemoveAll(filepath.Join(in, "gamma")); err != nil {
+		t.Fatal(err)
+	}
+	multi := filepath.Join(t.TempDir(), "multi")
+	reduceRun(t, "--folio", "--no-sync", "-t", "1m,5m", in, "-o", multi)
+	for _, iv := range []string{"1m", "5m"} {
+		fo, err := folio.Read(filepath.Join(multi, iv, "Folio"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fo.Archives) != 2 || fo.Archives[0].Host != "alpha" || fo.Archives[1].Host != "beta" {
+			t.Fatalf("%s folio %+v", iv, fo)
+		}
+		single := filepath.Join(t.TempDir(), "single")
+		reduceRun(t, "--folio", "--no-sync", "-t", iv, in, "-o", single)
+		for _, ar := range fo.Archives {
+			if !strings.HasPrefix(ar.Path, filepath.Join(multi, iv, ar.Host)+"/") {
+				t.Errorf("%s not under %s/%s/%s", ar.Path, multi, iv, ar.Host)
+			}
+			one := filepath.Join(single, ar.Host, filepath.Base(ar.Path))
+			sameValues(t, valuesOf(t, one), valuesOf(t, ar.Path))
+			pmlogcheck(t, ar.Path)
+		}
+	}
 }
 
 // TestStreamOutput: -o - writes the record stream, which holds the values
