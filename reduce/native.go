@@ -99,7 +99,12 @@ type native struct {
 	order       []*nMetric             // scratch for writeInterval
 	writerState                        // pipeline.go
 	written     int                    // results written
-	done        bool                   // -s reached
+	// a <mark> waiting for the next result (Options.IgnoreMarks), and
+	// the last input result's time (ns)
+	pendingMark              stream.Timestamp
+	markPending, haveLastRes bool
+	lastRes                  int64
+	done                     bool // -s reached
 	// the sampling seen, for warnSampling
 	recs        int           // input results in the current interval
 	perInterval map[int]int   // intervals by the number of input results in them
@@ -279,7 +284,7 @@ func runNative(meta *format.Metadata, it stream.Iterator, in nativeRun, outputs 
 		return err
 	}
 	for _, n := range ns_ {
-		if err := n.flush(); err != nil {
+		if err := n.finish(); err != nil {
 			return err
 		}
 		if n.written == 0 {
@@ -485,11 +490,43 @@ func (n *native) record(r stream.Record) error {
 		}
 		return n.emit(r)
 	case *stream.Mark:
+		switch {
+		case n.opts.IgnoreAllMarks:
+			return nil
+		case n.opts.IgnoreMarks > 0:
+			// decided when the next result shows the gap
+			if !n.markPending {
+				n.pendingMark, n.markPending = r.T, true
+			}
+			return nil
+		}
 		return n.markAt(r.T)
 	case *stream.Result:
+		t := ns(r.T)
+		if n.markPending {
+			n.markPending = false
+			if !n.haveLastRes || t-n.lastRes > int64(n.opts.IgnoreMarks) {
+				if err := n.markAt(n.pendingMark); err != nil {
+					return err
+				}
+			}
+		}
+		n.lastRes, n.haveLastRes = t, true
 		return n.result(r)
 	}
 	return nil
+}
+
+// finish ends the reduction: a <mark> still waiting for the result after
+// it has none, and stands; then the last interval.
+func (n *native) finish() error {
+	if n.markPending {
+		n.markPending = false
+		if err := n.markAt(n.pendingMark); err != nil {
+			return err
+		}
+	}
+	return n.flush()
 }
 
 func ns(t stream.Timestamp) int64 { return t.Sec*1e9 + int64(t.Nsec) }

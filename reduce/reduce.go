@@ -112,6 +112,13 @@ type Options struct {
 	// archive's start rounded down to a multiple of AlignTo; without it,
 	// interval ends are multiples of the interval since the epoch.
 	AlignTo time.Duration
+	// IgnoreMarks (native mode) treats the input's <mark>s as libpcp
+	// does with PCP_IGNORE_MARK_RECORDS: IgnoreAllMarks drops them all;
+	// otherwise a <mark> whose results before and after are at most
+	// IgnoreMarks apart is dropped (0: none), and the samples on either
+	// side join up (counters carry on, the time between is covered).
+	IgnoreMarks    time.Duration
+	IgnoreAllMarks bool
 	// Zstd (native mode) compresses the output's volumes (a v3 archive).
 	Zstd bool
 	// Overwrite (native mode) replaces existing output archives, which

@@ -44,6 +44,7 @@ Options:
 // opts are pmlogreduce's options, and ours (Native) beside them.
 var opts = toolio.Opts{
 	{Name: "A", Aliases: []string{"align"}, Value: "INTERVAL", Usage: "align the output times on multiples of `INTERVAL`"},
+	{Name: "ignore-marks", Value: "GAP", Native: true, Usage: "drop the input's <mark>s whose results before and after are at most `GAP` apart (all: every <mark>), as $PCP_IGNORE_MARK_RECORDS does for libpcp (which is read when this is not given)"},
 	toolio.OptDebug,
 	toolio.OptStart,
 	{Name: "s", Aliases: []string{"samples"}, Value: "N", Usage: "stop after `N` records"},
@@ -156,6 +157,9 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 		return err
 	}
 	if opts.AlignTo, err = nativeAlign(c); err != nil {
+		return err
+	}
+	if opts.IgnoreMarks, opts.IgnoreAllMarks, err = ignoreMarks(c, stderr); err != nil {
 		return err
 	}
 	opts.Mode, opts.Align, opts.Zstd = reduce.Native, "", c.Bool("zstd")

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -60,4 +62,35 @@ func nativeAlign(c *cli.Context) (time.Duration, error) {
 		return 0, toolio.UsageError{Msg: fmt.Sprintf("-A %s: need a positive interval", c.String("A"))}
 	}
 	return d, nil
+}
+
+// ignoreMarks reads --ignore-marks, or else $PCP_IGNORE_MARK_RECORDS as
+// libpcp reads it: set and empty, every <mark>; an interval, the <mark>s
+// with at most that long between the results around them; a value that
+// does not parse is warned about and ignored, as libpcp does.
+func ignoreMarks(c *cli.Context, stderr io.Writer) (gap time.Duration, all bool, err error) {
+	v, given := c.String("ignore-marks"), c.IsSet("ignore-marks")
+	if !given {
+		env, set := os.LookupEnv("PCP_IGNORE_MARK_RECORDS")
+		if !set {
+			return 0, false, nil
+		}
+		if env == "" {
+			return 0, true, nil
+		}
+		d, err := pcptime.ParseInterval(env)
+		if err != nil || d <= 0 {
+			fmt.Fprintf(stderr, "pcpreduce: warning: bad $PCP_IGNORE_MARK_RECORDS %q: not an interval; <mark>s are kept\n", env)
+			return 0, false, nil
+		}
+		return d, false, nil
+	}
+	if v == "all" {
+		return 0, true, nil
+	}
+	d, err := pcptime.ParseInterval(v)
+	if err != nil || d <= 0 {
+		return 0, false, toolio.UsageError{Msg: fmt.Sprintf("--ignore-marks %s: give an interval (such as 5m) or all", v)}
+	}
+	return d, false, nil
 }
