@@ -106,6 +106,34 @@ type shapeInDom struct {
 	churn                       int64
 }
 
+// indomChurn is an instance domain's records, distinct instances, and
+// the instances added or dropped from one record to the next.
+func indomChurn(sets []*stream.InstanceSet) (records, instances int, churn int64) {
+	seen := map[int32]bool{}
+	var prev map[int32]bool
+	for _, set := range sets {
+		records++
+		cur := map[int32]bool{}
+		for _, in := range set.Insts {
+			cur[in], seen[in] = true, true
+		}
+		if prev != nil {
+			for in := range cur {
+				if !prev[in] {
+					churn++
+				}
+			}
+			for in := range prev {
+				if !cur[in] {
+					churn++
+				}
+			}
+		}
+		prev = cur
+	}
+	return records, len(seen), churn
+}
+
 // print appends the shape after the summary: text, or JSON objects.
 func (sh *shape) print(s *summarizer, md *format.Metadata) {
 	b := s.b[:0]
@@ -134,29 +162,7 @@ func (sh *shape) print(s *summarizer, md *format.Metadata) {
 			sd = &shapeInDom{id: d.InDom}
 			doms[d.InDom] = sd
 			domOrder = append(domOrder, sd)
-			seen := map[int32]bool{}
-			var prev map[int32]bool
-			for _, set := range md.Resolved[d.InDom] {
-				sd.records++
-				cur := map[int32]bool{}
-				for _, in := range set.Insts {
-					cur[in], seen[in] = true, true
-				}
-				if prev != nil {
-					for in := range cur {
-						if !prev[in] {
-							sd.churn++
-						}
-					}
-					for in := range prev {
-						if !cur[in] {
-							sd.churn++
-						}
-					}
-				}
-				prev = cur
-			}
-			sd.instances = len(seen)
+			sd.records, sd.instances, sd.churn = indomChurn(md.Resolved[d.InDom])
 		}
 		sd.bytes += m.bytes
 		sd.metrics++

@@ -44,3 +44,12 @@ func TestShapeChurn(t *testing.T) {
 		t.Errorf("results %d values %d, want 4 and 14", sh.results, sh.values)
 	}
 }
+
+// TestIndomChurn: an instance domain's versions {1,2} {2,3} {2,3} {}:
+// 1 went and 3 came, nothing, then 2 and 3 went: churn 4, 3 instances.
+func TestIndomChurn(t *testing.T) {
+	sets := []*stream.InstanceSet{{Insts: []int32{1, 2}}, {Insts: []int32{2, 3}}, {Insts: []int32{3, 2}}, {}}
+	if r, n, c := indomChurn(sets); r != 4 || n != 3 || c != 4 {
+		t.Errorf("records %d, instances %d, churn %d; want 4, 3, 4", r, n, c)
+	}
+}
