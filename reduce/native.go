@@ -138,16 +138,11 @@ func RunNative(input string, outputs []Output, opts Options) error {
 // every output is complete (a stream output ends in an error frame).
 func RunNativeInputs(inputs []string, outputs []Output, opts Options) (err error) {
 	opts.defaults()
-	if len(outputs) == 0 {
-		return fmt.Errorf("no output archive")
+	if err := checkOutputs(outputs); err != nil {
+		return err
 	}
 	if len(inputs) == 0 {
 		return fmt.Errorf("no input archive")
-	}
-	for _, o := range outputs {
-		if o.Interval <= 0 {
-			return fmt.Errorf("-t %v: %w", o.Interval, ErrInterval)
-		}
 	}
 	warn := func(err error) { fmt.Fprintf(opts.Stderr, "%s: warning: %v\n", opts.Prog, err) }
 	as, names, err := openNativeInputs(inputs, warn)
@@ -196,6 +191,19 @@ func RunNativeInputs(inputs []string, outputs []Output, opts Options) (err error
 // spilled; the window is the whole stream (-S and -T need an archive).
 func RunNativeStream(meta *format.Metadata, it stream.Iterator, outputs []Output, opts Options) error {
 	opts.defaults()
+	if err := checkOutputs(outputs); err != nil {
+		return err
+	}
+	if opts.Start != "" || opts.Finish != "" {
+		return errors.New("-S and -T need the archive's end: spill the stream first")
+	}
+	lab := meta.Label
+	return runNative(meta, it, nativeRun{lab: lab, version: lab.Version, src: lab.Hostname + ":standard input",
+		from: lab.Start, to: stream.Timestamp{Sec: math.MaxInt64}, what: "standard input"}, outputs, opts)
+}
+
+// checkOutputs refuses no output, and an interval that is not positive.
+func checkOutputs(outputs []Output) error {
 	if len(outputs) == 0 {
 		return fmt.Errorf("no output archive")
 	}
@@ -204,12 +212,7 @@ func RunNativeStream(meta *format.Metadata, it stream.Iterator, outputs []Output
 			return fmt.Errorf("-t %v: %w", o.Interval, ErrInterval)
 		}
 	}
-	if opts.Start != "" || opts.Finish != "" {
-		return errors.New("-S and -T need the archive's end: spill the stream first")
-	}
-	lab := meta.Label
-	return runNative(meta, it, nativeRun{lab: lab, version: lab.Version, src: lab.Hostname + ":standard input",
-		from: lab.Start, to: stream.Timestamp{Sec: math.MaxInt64}, what: "standard input"}, outputs, opts)
+	return nil
 }
 
 // nativeRun is what runNative needs to know of its inputs.
