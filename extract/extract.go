@@ -192,9 +192,11 @@ type Extractor struct {
 	nEOF   int
 	need   []*input
 	primed bool // every input has been read up to its first record
-	lazy   bool // archive inputs are parked after their first record
-	open   int  // archive inputs with an iterator open
-	many   bool // so many inputs that a crowd of them open reads buffered
+	// priming is true while prime reads the first records
+	priming bool
+	lazy    bool // archive inputs are parked after their first record
+	open    int  // archive inputs with an iterator open
+	many    bool // so many inputs that a crowd of them open reads buffered
 	// crowdBuf is the buffer size of an input in such a crowd.
 	crowdBuf int
 }

@@ -71,6 +71,8 @@ func (e *Extractor) unpark(in *input) error {
 // the heap; with lazy, archive inputs are then parked.
 func (e *Extractor) prime() error {
 	e.primed = true
+	e.priming = true
+	defer func() { e.priming = false }()
 	for _, in := range e.ins {
 		if in.state != stNeed {
 			continue
@@ -103,7 +105,12 @@ func (e *Extractor) pushIfPending(in *input) {
 func (e *Extractor) refill(in *input) error {
 	if in.it == nil && in.arch != nil {
 		ropts := in.ropts
-		if e.many && e.open >= crowdInputs {
+		if e.lazy && e.priming {
+			// prime reads one record and parks the input: a small
+			// buffer, not the input's share of the 8 MiB, which a
+			// hundred inputs would each allocate and drop in turn.
+			ropts = append(ropts[:len(ropts):len(ropts)], format.Streamed(), format.NoCheckAhead(), format.BufferSize(e.crowdBuf))
+		} else if e.many && e.open >= crowdInputs {
 			// A crowd of inputs open at once, each read a record at
 			// a time, as many copies of one archive are: through a
 			// buffer of its share of the 8 MiB. A mapped volume

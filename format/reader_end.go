@@ -21,7 +21,7 @@ func (a *Archive) End() (t stream.Timestamp, ok bool, err error) {
 
 func (a *Archive) findEnd() (stream.Timestamp, bool, error) {
 	scan := func(opts ...RecordsOption) (stream.Timestamp, bool, error) {
-		it := a.Records(append(opts, DataOnly(), BufferSize(64<<10), parkVolumes())...)
+		it := a.Records(append(opts, DataOnly(), BufferSize(16<<10), parkVolumes())...)
 		defer it.Close()
 		var last stream.Timestamp
 		found := false

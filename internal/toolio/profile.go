@@ -11,7 +11,8 @@ import (
 // file, and arranges for a heap profile (of everything allocated, with
 // -sample_index=alloc_space) when PCPTOOLS_MEMPROFILE does (for
 // scripts/bench.sh and for anyone chasing a slow or large run); the
-// returned function stops and writes them.
+// returned function stops and writes them. With PCPTOOLS_MEMSTATS set, it
+// also prints the runtime's memory figures at exit (KiB) on stderr.
 func ProfileFromEnv() func() {
 	stopCPU := func() {}
 	if path := os.Getenv("PCPTOOLS_CPUPROFILE"); path != "" {
@@ -33,6 +34,12 @@ func ProfileFromEnv() func() {
 	}
 	return func() {
 		stopCPU()
+		if os.Getenv("PCPTOOLS_MEMSTATS") != "" {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			fmt.Fprintf(os.Stderr, "memstats: heapsys %d inuse %d idle %d released %d stack %d mspan %d gc %d other %d numgc %d\n",
+				m.HeapSys>>10, m.HeapInuse>>10, m.HeapIdle>>10, m.HeapReleased>>10, m.StackSys>>10, m.MSpanSys>>10, m.GCSys>>10, m.OtherSys>>10, m.NumGC)
+		}
 		if memPath == "" {
 			return
 		}
