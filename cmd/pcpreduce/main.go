@@ -189,28 +189,15 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 		// pcpcat, no progress display of a stream.
 		opts.NoProgress = true
 		warn := func(err error) { fmt.Fprintf(stderr, "%s: warning: %v\n", prog, err) }
-		in, err := toolio.OpenInputs(nil, stdin, warn)
+		in, err := toolio.OpenStdin(stdin, "pcpreduce", opts.Start == "" && opts.Finish == "", warn)
 		if err != nil {
 			return err
 		}
 		defer in.Close()
-		meta, it, ok, err := toolio.WholeStream(in)
-		if err != nil {
-			return err
+		if in.Meta != nil {
+			return reduce.RunNativeStream(in.Meta, in.Iter, outs, opts)
 		}
-		if ok && opts.Start == "" && opts.Finish == "" {
-			return reduce.RunNativeStream(meta, it, outs, opts)
-		}
-		dir, err := os.MkdirTemp("", "pcpreduce")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		a, err := toolio.SpillIter(it, dir, "in", format.WriterOptions{}, warn)
-		if err != nil {
-			return err
-		}
-		ins = []string{a.Base()}
+		ins = []string{in.Spilled.Base()}
 	}
 	return reduce.RunNativeInputs(ins, outs, opts)
 }

@@ -182,46 +182,27 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 // scratch archive first (the output order needs the whole namespace, -S
 // and -T the archive's end, -B a second look at the values).
 func openStream(stdin *os.File, o *summary.Options, warn func(error)) (summary.Archive, error) {
-	in, err := toolio.OpenInputs(nil, stdin, warn)
+	s, err := toolio.OpenStdin(stdin, "pcpsummary-", summary.CanStream(o), warn)
 	if err != nil {
 		return nil, err
 	}
-	meta, it, ok, err := toolio.WholeStream(in)
-	if err != nil {
-		in.Close()
-		return nil, err
+	if s.Meta != nil {
+		return &streamed{summary.NewStreamed(s.Meta, s.Iter), s}, nil
 	}
-	if ok && summary.CanStream(o) {
-		return &streamed{summary.NewStreamed(meta, it), in}, nil
-	}
-	defer in.Close()
-	dir, err := os.MkdirTemp("", "pcpsummary-")
-	if err != nil {
-		return nil, err
-	}
-	a, err := toolio.SpillIter(it, dir, "input", format.WriterOptions{}, warn)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	return &spilled{a, dir}, nil
+	return &spilled{s.Spilled, s}, nil
 }
 
 // streamed is a stream summarised as it arrives, and its input to close.
 type streamed struct {
 	*summary.Streamed
-	in *toolio.Input
+	io.Closer
 }
-
-func (s *streamed) Close() error { return s.in.Close() }
 
 // spilled is a stream's scratch archive, removed on Close.
 type spilled struct {
 	*format.Archive
-	dir string
+	io.Closer
 }
-
-func (s *spilled) Close() error { return os.RemoveAll(s.dir) }
 
 // open opens what libpcp takes as one archive context: an archive, a
 // comma-separated list of archives, or a directory of archives.

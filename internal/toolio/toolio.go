@@ -347,6 +347,55 @@ func WholeStream(in *Input) (meta *format.Metadata, it stream.Iterator, ok bool,
 	return meta, pipe.Announced(it, recs), true, nil
 }
 
+// Stdin is the record stream on standard input, as a tool that reads it
+// whole takes it: as it arrives (Meta and Iter set) when it came with its
+// whole metadata and the tool can read it so, or spilled to a scratch
+// archive first (Spilled set). Close removes the scratch archive.
+type Stdin struct {
+	Meta    *format.Metadata
+	Iter    stream.Iterator
+	Spilled *format.Archive
+	in      *Input
+	dir     string
+}
+
+// OpenStdin reads the head of the stream on stdin (WholeStream) and spills
+// it to a scratch directory named after prefix unless streamOK and the
+// stream carried its metadata.
+func OpenStdin(stdin *os.File, prefix string, streamOK bool, warn func(error)) (*Stdin, error) {
+	in, err := OpenInputs(nil, stdin, warn)
+	if err != nil {
+		return nil, err
+	}
+	meta, it, ok, err := WholeStream(in)
+	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	if ok && streamOK {
+		return &Stdin{Meta: meta, Iter: it, in: in}, nil
+	}
+	defer in.Close()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return nil, err
+	}
+	a, err := SpillIter(it, dir, "input", format.WriterOptions{}, warn)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return &Stdin{Spilled: a, dir: dir}, nil
+}
+
+// Close closes the stream, or removes the scratch archive.
+func (s *Stdin) Close() error {
+	if s.in != nil {
+		return s.in.Close()
+	}
+	return os.RemoveAll(s.dir)
+}
+
 // IndexWarning reports whether a reader's warning is about an archive's
 // temporal index only (PCP's tools that read archives sequentially say
 // nothing of one, and under their names neither do ours).
