@@ -23,6 +23,7 @@ package logimport
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 
@@ -91,8 +92,47 @@ type labelKV struct {
 // pendSet is the value set of one metric in the record being built.
 type pendSet struct {
 	m    int
-	vals []stream.Val
+	vals []pendVal
 	err  int32
+}
+
+// pendVal is a value put for the next record: a number as its 64 bits
+// (see valBits), a string as itself. Smaller than a stream.Val, as a
+// sheet's hundred values a row are copied in and out.
+type pendVal struct {
+	inst int32
+	bits uint64
+	s    string
+}
+
+// valBits is the 64 bits that stand for v's number in a metric of type
+// typ: an integer's, or a float's (math.Float64bits).
+func valBits(typ stream.Type, v stream.Val) uint64 {
+	switch typ {
+	case stream.Type32, stream.Type64:
+		return uint64(v.I)
+	case stream.TypeU32, stream.TypeU64:
+		return v.U
+	case stream.TypeFloat, stream.TypeDouble:
+		return math.Float64bits(v.F)
+	}
+	return 0
+}
+
+// val is the stream.Val of a pending value of a metric of type typ.
+func (p pendVal) val(typ stream.Type) stream.Val {
+	v := stream.Val{Inst: p.inst}
+	switch typ {
+	case stream.Type32, stream.Type64:
+		v.I = int64(p.bits)
+	case stream.TypeU32, stream.TypeU64:
+		v.U = p.bits
+	case stream.TypeFloat, stream.TypeDouble:
+		v.F = math.Float64frombits(p.bits)
+	default:
+		v.S = p.s
+	}
+	return v
 }
 
 // Importer builds one archive. Its methods are not safe for concurrent use.
@@ -332,8 +372,7 @@ func (im *Importer) PutHandle(h Handle, value string) error {
 		return err
 	}
 	v, perr := parseValue(m.desc.Type, value)
-	v.Inst = h.inst
-	return im.put(h, v, perr, value)
+	return im.put(h, pendVal{inst: h.inst, bits: valBits(m.desc.Type, v), s: v.S}, perr, value)
 }
 
 func (im *Importer) checkHandle(h Handle) (*metric, error) {
@@ -376,11 +415,10 @@ func (im *Importer) putTyped(h Handle, v stream.Val) error {
 	if m.desc.Type == stream.TypeString {
 		return im.PutHandle(h, fmt.Sprint(v.F))
 	}
-	v.Inst = h.inst
-	return im.put(h, v, nil, "")
+	return im.put(h, pendVal{inst: h.inst, bits: valBits(m.desc.Type, v)}, nil, "")
 }
 
-func (im *Importer) put(h Handle, v stream.Val, perr error, text string) error {
+func (im *Importer) put(h Handle, v pendVal, perr error, text string) error {
 	mi := int(h.m - 1)
 	m := &im.metrics[mi]
 	for len(im.pendIdx) <= mi {
@@ -395,8 +433,8 @@ func (im *Importer) put(h Handle, v stream.Val, perr error, text string) error {
 			return fmt.Errorf("metric %s: an earlier value did not parse: %w", m.desc.Names[0], ErrConv)
 		}
 		for _, o := range p.vals {
-			if o.Inst == v.Inst {
-				return fmt.Errorf("metric %s instance %d: %w", m.desc.Names[0], v.Inst, ErrDupValue)
+			if o.inst == v.inst {
+				return fmt.Errorf("metric %s instance %d: %w", m.desc.Names[0], v.inst, ErrDupValue)
 			}
 		}
 		if perr != nil {

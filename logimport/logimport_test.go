@@ -3,8 +3,10 @@ package logimport
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -166,6 +168,49 @@ func TestJSONErrors(t *testing.T) {
 		}
 		if r.Err() == nil || !strings.HasPrefix(r.Err().Error(), want) {
 			t.Errorf("%q: got %v, want %s...", in, r.Err(), want)
+		}
+	}
+}
+
+// TestSimpleDecimal: the fast path for plain decimals gives exactly what
+// strconv.ParseFloat gives, and declines what it cannot do exactly.
+func TestSimpleDecimal(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	cases := []string{"0", "-0", "5.", ".5", "-.5", "0.1", "0.3", "123456789012345", "1234567890123456",
+		"9007199254740993", "0.000000000000000000001", "1.5e3", "+1", " 1", "1 ", "", ".", "-", "1.2.3", "0x10", "inf", "NaN"}
+	for range 200000 {
+		digits := r.IntN(17) + 1
+		b := make([]byte, 0, 20)
+		if r.IntN(4) == 0 {
+			b = append(b, '-')
+		}
+		pt := r.IntN(digits + 2)
+		for i := 0; i < digits; i++ {
+			if i == pt {
+				b = append(b, '.')
+			}
+			b = append(b, byte('0'+r.IntN(10)))
+		}
+		cases = append(cases, string(b))
+	}
+	took := 0
+	for _, s := range cases {
+		got, ok := simpleDecimal(s)
+		if !ok {
+			continue
+		}
+		took++
+		want, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("simpleDecimal(%q) = %v (%#x), ParseFloat: %v (%#x), %v", s, got, math.Float64bits(got), want, math.Float64bits(want), err)
+		}
+	}
+	if took < len(cases)/2 {
+		t.Fatalf("the fast path took only %d of %d cases", took, len(cases))
+	}
+	for _, s := range []string{"1.5e3", "+1", " 1", "", ".", "-", "1.2.3", "1234567890123456"} {
+		if _, ok := simpleDecimal(s); ok {
+			t.Errorf("simpleDecimal(%q) took a case it must leave to ParseFloat", s)
 		}
 	}
 }

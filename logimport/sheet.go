@@ -445,61 +445,54 @@ func ImportSheet(s *Sheet, csvR io.Reader, csvName string, o SheetOptions,
 			return fmt.Errorf("mapfile: column %d (%s[%s]): %w", i+1, c.Metric, c.Instance, err)
 		}
 	}
-	skip := s.Heading
+	types := make([]stream.Type, len(s.Columns))
+	for i, h := range handles {
+		if h.m > 0 {
+			types[i] = im.metrics[h.m-1].desc.Type
+		}
+	}
+	rows := readRows(cr, s, types, loc, o.EmptyZero, csvName)
+	defer rows.stop()
 	warned := false
 	for {
-		row, err := cr.Read()
-		if err == io.EOF {
+		b, ok := rows.next()
+		if !ok {
 			break
 		}
-		line, _ := cr.FieldPos(0)
-		if err != nil {
-			return fmt.Errorf("%s: %w", csvName, err)
-		}
-		if skip > 0 {
-			skip--
-			continue
-		}
-		if o.OnRow != nil {
-			o.OnRow()
-		}
-		if len(row) != len(s.Columns) && !warned {
-			warned = true
-			warn(fmt.Errorf("%s:%d: %d columns, the mapfile has %d: the extra ones give no values", csvName, line, len(row), len(s.Columns)))
-		}
-		var t time.Time
-		haveT := false
-		for i, c := range s.Columns {
-			if i >= len(row) {
-				break
+		for ri := range b.rows {
+			row := &b.rows[ri]
+			if o.OnRow != nil {
+				o.OnRow()
 			}
-			l, col := cr.FieldPos(i)
-			cell := row[i]
-			if c.Kind == ColSkip {
-				continue
+			if row.fields != len(s.Columns) && !warned {
+				warned = true
+				warn(fmt.Errorf("%s:%d: %d columns, the mapfile has %d: the extra ones give no values", csvName, row.line, row.fields, len(s.Columns)))
 			}
-			if cell == "" && (c.Kind == ColDatetime || !o.EmptyZero) {
-				warn(fmt.Errorf("%s:%d:%d: cell empty, but data expected", csvName, l, col))
-				continue
-			}
-			switch c.Kind {
-			case ColDatetime:
-				if t, err = s.parseDate(cell, loc); err != nil {
-					return fmt.Errorf("%s:%d:%d: %v", csvName, l, col, err)
-				}
-				haveT = true
-			case ColData:
-				if err := im.PutHandle(handles[i], cell); err != nil {
-					return fmt.Errorf("%s:%d:%d: %s: %w", csvName, l, col, c.Metric, err)
+			for ci := range row.cells {
+				c := &row.cells[ci]
+				switch c.kind {
+				case cellFatal:
+					return c.perr
+				case cellEmpty:
+					warn(fmt.Errorf("%s:%d:%d: cell empty, but data expected", csvName, c.l, c.col))
+				case cellData:
+					h := handles[c.i]
+					if err := im.put(h, pendVal{inst: h.inst, bits: c.bits, s: c.text}, c.perr, c.text); err != nil {
+						return fmt.Errorf("%s:%d:%d: %s: %w", csvName, c.l, c.col, s.Columns[c.i].Metric, err)
+					}
 				}
 			}
+			if !row.haveT {
+				return fmt.Errorf("%s:%d: no datetime in the row", csvName, row.line)
+			}
+			if err := im.WriteTime(row.t); err != nil && !errors.Is(err, ErrNoData) {
+				return fmt.Errorf("%s:%d: %w", csvName, row.line, err)
+			}
 		}
-		if !haveT {
-			return fmt.Errorf("%s:%d: no datetime in the row", csvName, line)
-		}
-		if err := im.WriteTime(t); err != nil && !errors.Is(err, ErrNoData) {
-			return fmt.Errorf("%s:%d: %w", csvName, line, err)
-		}
+		rows.done(b)
+	}
+	if err := rows.err(); err != nil {
+		return err
 	}
 	return im.End()
 }

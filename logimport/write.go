@@ -235,8 +235,21 @@ func (im *Importer) putResult(t stream.Timestamp) error {
 			im.builder.AddError(m.desc.PMID, p.err)
 			continue
 		}
-		slices.SortFunc(p.vals, func(a, b stream.Val) int { return cmp.Compare(a.Inst, b.Inst) })
-		im.builder.Add(m.desc.PMID, m.desc.Type, p.vals...)
+		if len(p.vals) > 1 {
+			slices.SortFunc(p.vals, func(a, b pendVal) int { return cmp.Compare(a.inst, b.inst) })
+		}
+		switch m.desc.Type {
+		case stream.TypeDouble, stream.Type64, stream.TypeU64:
+			im.builder.OpenBits(m.desc.PMID, m.desc.Type)
+			for _, v := range p.vals {
+				im.builder.PutBits(v.inst, v.bits)
+			}
+		default:
+			im.builder.Open(m.desc.PMID, m.desc.Type)
+			for _, v := range p.vals {
+				im.builder.Put(v.val(m.desc.Type))
+			}
+		}
 	}
 	if err := im.builder.Build(t, &im.result); err != nil {
 		return err
@@ -424,8 +437,7 @@ func parseValue(typ stream.Type, s string) (stream.Val, error) {
 		if s == "" {
 			return v, nil // strtod of nothing is 0, and nothing is left over
 		}
-		t := strings.TrimLeft(s, " \t\n\v\f\r")
-		f, err := strconv.ParseFloat(t, 64)
+		f, err := strconv.ParseFloat(trimSpace(s), 64)
 		if err != nil {
 			if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
 				err = nil
@@ -443,13 +455,27 @@ func parseValue(typ stream.Type, s string) (stream.Val, error) {
 	return v, ErrBadType
 }
 
+// trimSpace drops the leading white space C's strto* functions skip
+// (isspace in the C locale).
+func trimSpace(s string) string {
+	for len(s) > 0 {
+		switch s[0] {
+		case ' ', '\t', '\n', '\v', '\f', '\r':
+			s = s[1:]
+		default:
+			return s
+		}
+	}
+	return s
+}
+
 // cInt is strtoll in base 10 over the whole text: leading white space, a
 // sign, digits, clamped on overflow; nothing at all is 0.
 func cInt(s string) (int64, error) {
 	if s == "" {
 		return 0, nil
 	}
-	t := strings.TrimLeft(s, " \t\n\v\f\r")
+	t := trimSpace(s)
 	if t == "" {
 		return 0, fmt.Errorf("%q: not a number", s)
 	}
@@ -481,7 +507,7 @@ func cUint(s string) (uint64, error) {
 	if s == "" {
 		return 0, nil
 	}
-	t := strings.TrimLeft(s, " \t\n\v\f\r")
+	t := trimSpace(s)
 	neg := false
 	if t[0] == '-' || t[0] == '+' {
 		neg = t[0] == '-'

@@ -1,0 +1,227 @@
+package logimport
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/pcptools/pcptools/stream"
+)
+
+// Reading a sheet's CSV ahead: one goroutine splits the rows into cells
+// and parses them (the dates, the numbers for their metrics' types) while
+// ImportSheet puts the values of the rows before into records and writes
+// them. What the reader finds is handed over in the order it was found,
+// cell by cell, so the warnings and the first error come out as they
+// would from one loop.
+
+const sheetBatch = 64 // rows handed over at a time (a hundred cells each)
+
+type cellKind uint8
+
+const (
+	cellData  cellKind = iota
+	cellEmpty          // an empty cell where data was expected: a warning
+	cellFatal          // an error that ends the import here
+)
+
+// sheetCell is one cell of a row, read and parsed: small, as a hundred
+// of them a row go through memory twice.
+type sheetCell struct {
+	kind   cellKind
+	i      int32  // the column
+	l, col int32  // where the cell is, for messages
+	bits   uint64 // the value: an integer's 64 bits, or a float's
+	perr   error  // the value did not parse; cellFatal: the error
+	text   string // the cell's text (a string metric's value)
+}
+
+type sheetRow struct {
+	line   int
+	fields int // how many cells the row has
+	cells  []sheetCell
+	t      time.Time
+	haveT  bool
+}
+
+type rowBatch struct{ rows []sheetRow }
+
+// rowReader is the reading goroutine's end of the hand-over.
+type rowReader struct {
+	full, free chan *rowBatch
+	quit       chan struct{}
+	fail       error // a read error after the last batch (set before full closes)
+}
+
+func readRows(cr *csv.Reader, s *Sheet, types []stream.Type, loc *time.Location, emptyZero bool, csvName string) *rowReader {
+	r := &rowReader{full: make(chan *rowBatch, 2), free: make(chan *rowBatch, 3), quit: make(chan struct{})}
+	for range 3 {
+		r.free <- &rowBatch{}
+	}
+	go r.run(cr, s, types, loc, emptyZero, csvName)
+	return r
+}
+
+func (r *rowReader) run(cr *csv.Reader, s *Sheet, types []stream.Type, loc *time.Location, emptyZero bool, csvName string) {
+	defer close(r.full)
+	skip := s.Heading
+	var b *rowBatch
+	get := func() bool {
+		select {
+		case b = <-r.free:
+			b.rows = b.rows[:0]
+			return true
+		case <-r.quit:
+			return false
+		}
+	}
+	send := func() bool {
+		select {
+		case r.full <- b:
+			b = nil
+			return true
+		case <-r.quit:
+			return false
+		}
+	}
+	if !get() {
+		return
+	}
+	for {
+		row, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		if err != nil {
+			r.fail = fmt.Errorf("%s: %w", csvName, err)
+			break
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		n := len(b.rows)
+		if n < cap(b.rows) {
+			b.rows = b.rows[:n+1]
+		} else {
+			b.rows = append(b.rows, sheetRow{})
+		}
+		sr := &b.rows[n]
+		sr.line, sr.fields, sr.cells, sr.haveT = line, len(row), sr.cells[:0], false
+		fatal := false
+		for i := range s.Columns {
+			if i >= len(row) {
+				break
+			}
+			c := &s.Columns[i]
+			if c.Kind == ColSkip {
+				continue
+			}
+			l, col := cr.FieldPos(i)
+			cell := row[i]
+			if cell == "" && (c.Kind == ColDatetime || !emptyZero) {
+				sr.cells = append(sr.cells, sheetCell{kind: cellEmpty, i: int32(i), l: int32(l), col: int32(col)})
+				continue
+			}
+			switch c.Kind {
+			case ColDatetime:
+				t, err := s.parseDate(cell, loc)
+				if err != nil {
+					sr.cells = append(sr.cells, sheetCell{kind: cellFatal, perr: fmt.Errorf("%s:%d:%d: %v", csvName, l, col, err)})
+					fatal = true
+				} else {
+					sr.t, sr.haveT = t, true
+				}
+			case ColData:
+				var bits uint64
+				var perr error
+				if f, ok := simpleDecimal(cell); ok && types[i] == stream.TypeDouble {
+					bits = math.Float64bits(f)
+				} else {
+					var v stream.Val
+					v, perr = parseValue(types[i], cell)
+					bits = valBits(types[i], v)
+				}
+				sr.cells = append(sr.cells, sheetCell{kind: cellData, i: int32(i), l: int32(l), col: int32(col), bits: bits, perr: perr, text: cell})
+			}
+			if fatal {
+				break
+			}
+		}
+		if fatal {
+			break
+		}
+		if len(b.rows) == sheetBatch {
+			if !send() || !get() {
+				return
+			}
+		}
+	}
+	if b != nil && len(b.rows) > 0 {
+		send()
+	}
+}
+
+// next returns the next batch of rows; false at the end (see err).
+func (r *rowReader) next() (*rowBatch, bool) {
+	b, ok := <-r.full
+	return b, ok
+}
+
+// done gives a batch back for reuse.
+func (r *rowReader) done(b *rowBatch) { r.free <- b }
+
+// err is the read error that ended the rows, if any.
+func (r *rowReader) err() error { return r.fail }
+
+// stop ends the reading goroutine (at the end, or when the import fails).
+func (r *rowReader) stop() {
+	close(r.quit)
+	for range r.full {
+	}
+}
+
+// pow10 are the powers of ten a float64 holds exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// simpleDecimal parses the common case of a number in a spreadsheet, an
+// optional minus, digits and at most one point ("-12.75"), when the digits
+// fit 2^53 and there are at most 22 decimals: then the integer of the
+// digits and the power of ten are exact, and one division rounds
+// correctly, so the result is strconv.ParseFloat's (Clinger's fast path).
+// Anything else (exponents, spaces, a plus, long numbers) reports false.
+func simpleDecimal(s string) (float64, bool) {
+	i, neg := 0, false
+	if len(s) > 0 && s[0] == '-' {
+		neg, i = true, 1
+	}
+	var m uint64
+	digits, frac, point := 0, 0, false
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			m = m*10 + uint64(c-'0')
+			digits++
+			if point {
+				frac++
+			}
+		case c == '.' && !point:
+			point = true
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || digits > 15 || frac > 22 {
+		return 0, false
+	}
+	f := float64(m) / pow10[frac]
+	if neg {
+		f = -f
+	}
+	return f, true
+}
