@@ -33,6 +33,10 @@ type JSONReader struct {
 	err     error
 	rb      stream.ResultBuilder
 	res     stream.Result
+	// the type name fastResult read last, and its type
+	lastTypeName string
+	lastType     stream.Type
+	noFast       bool // tests: every line through encoding/json
 }
 
 // NewJSONReader reads JSON lines from r; name is used in messages.
@@ -113,6 +117,10 @@ func (j *JSONReader) Next() bool {
 		b := bytes.TrimSpace(j.sc.Bytes())
 		if len(b) == 0 {
 			continue
+		}
+		if rec, ok := j.fastResult(b); ok && !j.noFast {
+			j.cur = rec
+			return true
 		}
 		var r jRec
 		dec := json.NewDecoder(bytes.NewReader(b))
