@@ -557,49 +557,106 @@ func ParseSem(s string) (stream.Sem, error) {
 }
 
 var (
-	unitsOnce sync.Once
-	unitsByS  map[string]stream.Units
+	unitsMu    sync.Mutex
+	unitsCache = map[string]stream.Units{}
 )
 
 // ParseUnits reads units as pmUnitsStr writes them ("Kbyte / sec",
 // "count x 10^3", "" for none), for dimensions -4..4: the units whose
 // string it is (the smallest encoding when several print alike).
+//
+// It tries the units the words allow and keeps those that print as s:
+// each scale of space and time has its own word (Kbyte, millisec), a
+// count's scale follows "x 10", and each dimension is -4..4, not 0 when
+// its word is there and 0 when not. Answers are remembered.
 func ParseUnits(s string) (stream.Units, error) {
-	unitsOnce.Do(func() {
-		unitsByS = map[string]stream.Units{}
-		add := func(u stream.Units) {
-			k := u.String()
-			if o, ok := unitsByS[k]; !ok || u < o {
-				unitsByS[k] = u
+	unitsMu.Lock()
+	u, ok := unitsCache[s]
+	unitsMu.Unlock()
+	if ok {
+		return u, nil
+	}
+	u, ok = findUnits(s)
+	if !ok {
+		return 0, fmt.Errorf("units %q not understood", s)
+	}
+	unitsMu.Lock()
+	if len(unitsCache) < 4096 {
+		unitsCache[s] = u
+	}
+	unitsMu.Unlock()
+	return u, nil
+}
+
+var (
+	spaceWords = []string{"byte", "Kbyte", "Mbyte", "Gbyte", "Tbyte", "Pbyte", "Ebyte", "Zbyte", "Ybyte"}
+	timeWords  = []string{"nanosec", "microsec", "millisec", "sec", "min", "hour"}
+)
+
+func findUnits(s string) (stream.Units, bool) {
+	words := map[string]bool{}
+	var counts []int // count scales the text allows
+	for _, w := range strings.Fields(s) {
+		base, rest, _ := strings.Cut(w, "^")
+		words[base] = true
+		if base == "10" {
+			counts = append(counts, 1)
+			if n, err := strconv.Atoi(strings.SplitN(rest, "^", 2)[0]); err == nil {
+				counts = append(counts, n)
 			}
 		}
-		for ds := -4; ds <= 4; ds++ {
-			for dt := -4; dt <= 4; dt++ {
-				for dc := -4; dc <= 4; dc++ {
-					for ss := uint(0); ss <= 8; ss++ {
-						if ds == 0 && ss > 0 {
-							break
-						}
-						for st := uint(0); st <= 5; st++ {
-							if dt == 0 && st > 0 {
-								break
+	}
+	scales := func(names []string) []int {
+		var out []int
+		for i, n := range names {
+			if words[n] {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	dims := func(present bool) []int {
+		if !present {
+			return []int{0}
+		}
+		return []int{-4, -3, -2, -1, 1, 2, 3, 4}
+	}
+	ss, st := scales(spaceWords), scales(timeWords)
+	if !words["count"] {
+		counts = nil
+	}
+	if len(counts) == 0 {
+		counts = []int{0}
+	}
+	best, found := stream.Units(0), false
+	for _, ds := range dims(len(ss) > 0) {
+		for _, dt := range dims(len(st) > 0) {
+			for _, dc := range dims(words["count"]) {
+				for _, sp := range orZero(ss, ds) {
+					for _, tm := range orZero(st, dt) {
+						for _, sc := range counts {
+							if dc == 0 && sc != 0 || sc < -8 || sc > 7 {
+								continue
 							}
-							for sc := -8; sc <= 7; sc++ {
-								if dc == 0 && sc != 0 {
-									continue
-								}
-								add(stream.NewUnits(ds, dt, dc, ss, st, sc))
+							u := stream.NewUnits(ds, dt, dc, uint(sp), uint(tm), sc)
+							if u.String() == s && (!found || u < best) {
+								best, found = u, true
 							}
 						}
 					}
 				}
 			}
 		}
-	})
-	if u, ok := unitsByS[s]; ok {
-		return u, nil
 	}
-	return 0, fmt.Errorf("units %q not understood", s)
+	return best, found
+}
+
+// orZero is the scales to try for a dimension: none but 0 when it is 0.
+func orZero(scales []int, dim int) []int {
+	if dim == 0 || len(scales) == 0 {
+		return []int{0}
+	}
+	return scales
 }
 
 // JSONFiles reads the JSON lines of the named files in turn, or of stdin

@@ -214,3 +214,52 @@ func TestSimpleDecimal(t *testing.T) {
 		}
 	}
 }
+
+// TestParseUnitsTable: ParseUnits gives, for every text of units with
+// dimensions -4..4 and PCP's scales, what a table of them all gives (the
+// smallest encoding when several print alike), and refuses texts that no
+// such units print.
+func TestParseUnitsTable(t *testing.T) {
+	table := map[string]stream.Units{}
+	for ds := -4; ds <= 4; ds++ {
+		for dt := -4; dt <= 4; dt++ {
+			for dc := -4; dc <= 4; dc++ {
+				for ss := uint(0); ss <= 8 && (ds != 0 || ss == 0); ss++ {
+					for st := uint(0); st <= 5 && (dt != 0 || st == 0); st++ {
+						for sc := -8; sc <= 7; sc++ {
+							if dc == 0 && sc != 0 {
+								continue
+							}
+							u := stream.NewUnits(ds, dt, dc, ss, st, sc)
+							if o, ok := table[u.String()]; !ok || u < o {
+								table[u.String()] = u
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	n := 0
+	for s, want := range table {
+		// all of one or two words, and a sample of the rest
+		if strings.Count(s, " ") > 1 && r.IntN(100) != 0 {
+			continue
+		}
+		n++
+		got, err := ParseUnits(s)
+		if err != nil || got != want {
+			t.Fatalf("ParseUnits(%q) = %#x, %v; want %#x", s, uint32(got), err, uint32(want))
+		}
+	}
+	for _, bad := range []string{"byte^5", "x 10^3", "space-9", "count x 10^9", "sec sec", "Kbyte /", "furlong", "count x 10^2 x 10"} {
+		if _, ok := table[bad]; ok {
+			continue
+		}
+		if u, err := ParseUnits(bad); err == nil {
+			t.Errorf("ParseUnits(%q) = %#x, want an error", bad, uint32(u))
+		}
+	}
+	t.Logf("%d of %d texts checked", n, len(table))
+}
