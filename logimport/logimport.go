@@ -205,8 +205,10 @@ func newImporter(sink Sink, opts Options) (*Importer, error) {
 	if opts.Timezone == "" {
 		opts.Timezone = "UTC"
 	}
-	return &Importer{opts: opts, sink: sink, byName: map[string]int{}, byPMID: map[stream.PMID]int{},
-		flush: 100000}, nil
+	im := &Importer{opts: opts, sink: sink, byName: map[string]int{}, byPMID: map[stream.PMID]int{},
+		flush: 100000}
+	im.builder.Version = uint8(opts.Version) // results built in the archive's layout
+	return im, nil
 }
 
 // ValidName reports whether name follows the rules of the PMNS that

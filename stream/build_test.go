@@ -77,6 +77,15 @@ func TestResultBuilderRoundTrip(t *testing.T) {
 	if string(v3) != string(r.Body) {
 		t.Error("v3->v2->v3 changes the body")
 	}
+	// Built in v2's layout, it is that body.
+	b.Version = 2
+	var r3 Result
+	if err := b.Build(r.T, &r3); err != nil {
+		t.Fatal(err)
+	}
+	if r3.Version != 2 || string(r3.Body) != string(v2) {
+		t.Errorf("Version 2: got version %d, %x; want %x", r3.Version, r3.Body, v2)
+	}
 }
 
 func TestResultBuilderNoAllocs(t *testing.T) {
