@@ -1,7 +1,6 @@
 package logimport
 
 import (
-	"encoding/csv"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -396,10 +395,7 @@ func ImportSheet(s *Sheet, csvR io.Reader, csvName string, o SheetOptions,
 	if comma == 0 {
 		comma = guessComma(br.firstLine())
 	}
-	cr := csv.NewReader(br)
-	cr.Comma = comma
-	cr.FieldsPerRecord = -1
-	cr.LazyQuotes = true
+	cr := newCSVRows(br.Reader, comma)
 	warn := o.Warn
 	if warn == nil {
 		warn = func(error) {}
@@ -464,23 +460,28 @@ func ImportSheet(s *Sheet, csvR io.Reader, csvName string, o SheetOptions,
 			if o.OnRow != nil {
 				o.OnRow()
 			}
-			if row.fields != len(s.Columns) && !warned {
+			if len(row.text) != len(s.Columns) && !warned {
 				warned = true
-				warn(fmt.Errorf("%s:%d: %d columns, the mapfile has %d: the extra ones give no values", csvName, row.line, row.fields, len(s.Columns)))
+				warn(fmt.Errorf("%s:%d: %d columns, the mapfile has %d: the extra ones give no values", csvName, row.line, len(row.text), len(s.Columns)))
 			}
 			for ci := range row.cells {
 				c := &row.cells[ci]
 				switch c.kind {
-				case cellFatal:
-					return c.perr
 				case cellEmpty:
 					warn(fmt.Errorf("%s:%d:%d: cell empty, but data expected", csvName, c.l, c.col))
 				case cellData:
-					h := handles[c.i]
-					if err := im.put(h, pendVal{inst: h.inst, bits: c.bits, s: c.text}, c.perr, c.text); err != nil {
+					h, text := handles[c.i], row.text[c.i]
+					var perr error
+					if c.bad {
+						perr = ErrConv
+					}
+					if err := im.put(h, pendVal{inst: h.inst, bits: c.bits, s: text}, perr, text); err != nil {
 						return fmt.Errorf("%s:%d:%d: %s: %w", csvName, c.l, c.col, s.Columns[c.i].Metric, err)
 					}
 				}
+			}
+			if row.fatal != nil {
+				return row.fatal
 			}
 			if !row.haveT {
 				return fmt.Errorf("%s:%d: no datetime in the row", csvName, row.line)

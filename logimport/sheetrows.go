@@ -1,7 +1,6 @@
 package logimport
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
@@ -24,26 +23,25 @@ type cellKind uint8
 const (
 	cellData  cellKind = iota
 	cellEmpty          // an empty cell where data was expected: a warning
-	cellFatal          // an error that ends the import here
 )
 
-// sheetCell is one cell of a row, read and parsed: small, as a hundred
-// of them a row go through memory twice.
+// sheetCell is one cell of a row, read and parsed: small (24 bytes), as
+// a hundred of them a row go through memory twice. Its text is the row's.
 type sheetCell struct {
-	kind   cellKind
+	bits   uint64 // the value: an integer's 64 bits, or a float's
 	i      int32  // the column
 	l, col int32  // where the cell is, for messages
-	bits   uint64 // the value: an integer's 64 bits, or a float's
-	perr   error  // the value did not parse; cellFatal: the error
-	text   string // the cell's text (a string metric's value)
+	kind   cellKind
+	bad    bool // the value did not parse
 }
 
 type sheetRow struct {
-	line   int
-	fields int // how many cells the row has
-	cells  []sheetCell
-	t      time.Time
-	haveT  bool
+	line  int
+	text  []string // the cells' text
+	cells []sheetCell
+	t     time.Time
+	haveT bool
+	fatal error // an error after the cells, which ends the import
 }
 
 type rowBatch struct{ rows []sheetRow }
@@ -55,7 +53,7 @@ type rowReader struct {
 	fail       error // a read error after the last batch (set before full closes)
 }
 
-func readRows(cr *csv.Reader, s *Sheet, types []stream.Type, loc *time.Location, emptyZero bool, csvName string) *rowReader {
+func readRows(cr *csvRows, s *Sheet, types []stream.Type, loc *time.Location, emptyZero bool, csvName string) *rowReader {
 	r := &rowReader{full: make(chan *rowBatch, 2), free: make(chan *rowBatch, 3), quit: make(chan struct{})}
 	for range 3 {
 		r.free <- &rowBatch{}
@@ -64,7 +62,7 @@ func readRows(cr *csv.Reader, s *Sheet, types []stream.Type, loc *time.Location,
 	return r
 }
 
-func (r *rowReader) run(cr *csv.Reader, s *Sheet, types []stream.Type, loc *time.Location, emptyZero bool, csvName string) {
+func (r *rowReader) run(cr *csvRows, s *Sheet, types []stream.Type, loc *time.Location, emptyZero bool, csvName string) {
 	defer close(r.full)
 	skip := s.Heading
 	var b *rowBatch
@@ -110,7 +108,7 @@ func (r *rowReader) run(cr *csv.Reader, s *Sheet, types []stream.Type, loc *time
 			b.rows = append(b.rows, sheetRow{})
 		}
 		sr := &b.rows[n]
-		sr.line, sr.fields, sr.cells, sr.haveT = line, len(row), sr.cells[:0], false
+		sr.line, sr.text, sr.cells, sr.haveT, sr.fatal = line, row, sr.cells[:0], false, nil
 		fatal := false
 		for i := range s.Columns {
 			if i >= len(row) {
@@ -123,14 +121,14 @@ func (r *rowReader) run(cr *csv.Reader, s *Sheet, types []stream.Type, loc *time
 			l, col := cr.FieldPos(i)
 			cell := row[i]
 			if cell == "" && (c.Kind == ColDatetime || !emptyZero) {
-				sr.cells = append(sr.cells, sheetCell{kind: cellEmpty, i: int32(i), l: int32(l), col: int32(col)})
+				sr.cells = append(sr.cells, sheetCell{kind: cellEmpty, l: int32(l), col: int32(col)})
 				continue
 			}
 			switch c.Kind {
 			case ColDatetime:
 				t, err := s.parseDate(cell, loc)
 				if err != nil {
-					sr.cells = append(sr.cells, sheetCell{kind: cellFatal, perr: fmt.Errorf("%s:%d:%d: %v", csvName, l, col, err)})
+					sr.fatal = fmt.Errorf("%s:%d:%d: %v", csvName, l, col, err)
 					fatal = true
 				} else {
 					sr.t, sr.haveT = t, true
@@ -145,7 +143,7 @@ func (r *rowReader) run(cr *csv.Reader, s *Sheet, types []stream.Type, loc *time
 					v, perr = parseValue(types[i], cell)
 					bits = valBits(types[i], v)
 				}
-				sr.cells = append(sr.cells, sheetCell{kind: cellData, i: int32(i), l: int32(l), col: int32(col), bits: bits, perr: perr, text: cell})
+				sr.cells = append(sr.cells, sheetCell{kind: cellData, i: int32(i), l: int32(l), col: int32(col), bits: bits, bad: perr != nil})
 			}
 			if fatal {
 				break

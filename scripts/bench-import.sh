@@ -75,7 +75,8 @@ PY
 measure() {
 	local name=$1 rows=$2 per=$3
 	shift 3
-	rm -rf "$W/out"* 
+	rm -rf "$W/out"*
+	sync # no run pays for the write-back of the one before
 	/usr/bin/time -f '%e %U %S %M' -o "$W/t" "$@" >/dev/null 2>"$W/err" || { echo "$name: failed: $(tail -3 "$W/err")"; return; }
 	read -r el us sy mem < "$W/t"
 	awk -v n="$name" -v r="$rows" -v p="$per" -v e="$el" -v u="$us" -v s="$sy" -v m="$mem" 'BEGIN {
