@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pcptools/pcptools/stream"
 )
@@ -262,4 +263,27 @@ func TestParseUnitsTable(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d texts checked", n, len(table))
+}
+
+// TestParseDate: dates as sheet2pcp reads them, and RFC 3339.
+func TestParseDate(t *testing.T) {
+	s := &Sheet{DateFmt: "YMD"}
+	for in, want := range map[string]string{
+		"2023-11-14 22:13:20":         "2023-11-14T22:13:20Z",
+		"2023/11/14 22:13":            "2023-11-14T22:13:00Z",
+		"  2023-11-14   22:13:20  ":   "2023-11-14T22:13:20Z",
+		"23-1-2 3:4:5":                "2023-01-02T03:04:05Z",
+		"99-12-31 23:59:59":           "1999-12-31T23:59:59Z",
+		"2024-01-01T00:00:01.5+01:00": "2024-01-01T00:00:01.5+01:00",
+	} {
+		got, err := s.parseDate(in, time.UTC)
+		if err != nil || got.Format(time.RFC3339Nano) != want {
+			t.Errorf("%q: %v %v, want %s", in, got.Format(time.RFC3339Nano), err, want)
+		}
+	}
+	for _, bad := range []string{"", "2023-11-14", "2023-11-14 22:13:20:01", "2023-02-30 00:00:00", "2023-11-14 x:13:20", "2024-01-01T25:00:00Z", "2023-11-14 22:13:20 7"} {
+		if got, err := s.parseDate(bad, time.UTC); err == nil {
+			t.Errorf("%q: %v, want an error", bad, got)
+		}
+	}
 }

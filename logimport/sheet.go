@@ -296,14 +296,31 @@ func (s *Sheet) zone() (string, int, error) {
 // at space, colon, slash and dash; seconds optional; the date in the
 // sheet's order; two-digit years before 81 in the 2000s.
 func (s *Sheet) parseDate(v string, loc *time.Location) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-		return t, nil // what sheet2pcp cannot read, so no clash
+	// RFC 3339 has a T after its 10-character date; nothing else parses.
+	if len(v) > 10 && v[10] == 'T' {
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			return t, nil // what sheet2pcp cannot read, so no clash
+		}
 	}
-	f := strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ':' || r == '/' || r == '-' })
-	if len(f) == 5 {
-		f = append(f, "00")
+	// The fields between separators (empty ones dropped), 5 or 6 of them.
+	var f [6]string
+	nf, start := 0, -1
+	for i := 0; i <= len(v); i++ {
+		if i == len(v) || v[i] == ' ' || v[i] == ':' || v[i] == '/' || v[i] == '-' {
+			if start >= 0 {
+				if nf == len(f) {
+					return time.Time{}, fmt.Errorf("bad datetime %q", v)
+				}
+				f[nf], nf, start = v[start:i], nf+1, -1
+			}
+		} else if start < 0 {
+			start = i
+		}
 	}
-	if len(f) != 6 {
+	if nf == 5 {
+		f[5], nf = "00", 6
+	}
+	if nf != 6 {
 		return time.Time{}, fmt.Errorf("bad datetime %q", v)
 	}
 	var n [6]int
