@@ -63,9 +63,14 @@ type compat struct {
 	nUnbound int
 	marks    []markAt // buffered <mark>s, oldest first (consumed ones dropped lazily)
 	allMarks []markAt // every <mark> of the archive (from the first pass)
-	sets     []outSet
-	body     []byte
-	pay      []byte
+	// <mark>s libpcp's interpolation passes over, as it does when
+	// $PCP_IGNORE_MARK_RECORDS is set (Options.IgnoreMarks): they are
+	// still copied to the output (pmlogreduce's own scan copies them),
+	// but bound no interpolation and hide no counter.
+	ignored map[int64]bool
+	sets    []outSet
+	body    []byte
+	pay     []byte
 }
 
 type markAt struct {
@@ -179,10 +184,31 @@ func (c *compat) lastValues() error {
 	it := c.a.Records(format.DataOnly())
 	defer it.Close()
 	var seq int64
+	// The time of the records either side of each <mark> (-1: none), for
+	// PCP_IGNORE_MARK_RECORDS's gap.
+	var marks []markAt
+	var prior, next []float64
+	prev := -1.0
 	for it.Next() {
+		var rel float64
 		switch r := it.At().(type) {
 		case *stream.Mark:
-			c.allMarks = append(c.allMarks, markAt{seq, c.rel(r.T)})
+			rel = c.rel(r.T)
+		case *stream.Result:
+			rel = c.rel(r.T)
+		default:
+			continue
+		}
+		if n := len(next); n > 0 && next[n-1] == -2 {
+			next[n-1] = rel
+		}
+		if _, ok := it.At().(*stream.Mark); ok {
+			marks = append(marks, markAt{seq, rel})
+			prior, next = append(prior, prev), append(next, -2)
+		}
+		prev = rel
+		switch r := it.At().(type) {
+		case *stream.Mark:
 		case *stream.Result:
 			vi := r.VSets()
 			for k := 0; vi.Next(); k++ {
@@ -204,6 +230,17 @@ func (c *compat) lastValues() error {
 			continue
 		}
 		seq++
+	}
+	gap := c.opts.IgnoreMarks.Seconds()
+	for i, m := range marks {
+		if c.opts.IgnoreAllMarks || gap > 0 && prior[i] >= 0 && next[i] >= 0 && next[i]-prior[i] <= gap {
+			if c.ignored == nil {
+				c.ignored = map[int64]bool{}
+			}
+			c.ignored[m.seq] = true
+			continue
+		}
+		c.allMarks = append(c.allMarks, m)
 	}
 	return it.Err()
 }
@@ -477,8 +514,10 @@ func (c *compat) resume(d *drec) {
 func (c *compat) take(d *drec, scanned bool) error {
 	c.consumed = d.seq
 	if d.mark {
-		c.lastMark = d.seq
-		c.markSeen = true
+		if !c.ignored[d.seq] {
+			c.lastMark = d.seq
+			c.markSeen = true
+		}
 		return nil
 	}
 	it := d.res.VSets()
@@ -674,8 +713,10 @@ func (c *compat) lookAhead() error {
 // looked for.
 func (c *compat) index(d *drec) error {
 	if d.mark {
-		c.marks = append(c.marks, markAt{d.seq, d.rel})
-		c.resolveMark(d)
+		if !c.ignored[d.seq] {
+			c.marks = append(c.marks, markAt{d.seq, d.rel})
+			c.resolveMark(d)
+		}
 		return nil
 	}
 	it := d.res.VSets()
@@ -730,7 +771,9 @@ func (c *compat) resolveMark(d *drec) {
 // kept but the answers.
 func (c *compat) resolveFar(d *drec) error {
 	if d.mark {
-		c.resolveMark(d)
+		if !c.ignored[d.seq] {
+			c.resolveMark(d)
+		}
 		return nil
 	}
 	it := d.res.VSets()

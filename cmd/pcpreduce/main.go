@@ -150,6 +150,7 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 		if len(args) != 2 {
 			return toolio.UsageError{Msg: "Error: insufficient arguments"}
 		}
+		opts.IgnoreMarks, opts.IgnoreAllMarks = libpcpIgnoreMarks(prog, stderr)
 		return reduce.Run(args[0], args[1], opts)
 	}
 	opts.NoSync, opts.Overwrite, opts.NoProgress = c.Bool("no-sync"), c.Bool("overwrite"), c.Bool("quiet")

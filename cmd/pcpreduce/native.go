@@ -94,3 +94,23 @@ func ignoreMarks(c *cli.Context, stderr io.Writer) (gap time.Duration, all bool,
 	}
 	return d, false, nil
 }
+
+// libpcpIgnoreMarks reads $PCP_IGNORE_MARK_RECORDS as pmlogreduce's libpcp
+// does (interp.c): set and empty, or an interval of 0, every <mark>; an
+// interval, those with at most that long between the records around
+// them; a value that does not parse, a warning and none.
+func libpcpIgnoreMarks(prog string, stderr io.Writer) (gap time.Duration, all bool) {
+	env, set := os.LookupEnv("PCP_IGNORE_MARK_RECORDS")
+	if !set {
+		return 0, false
+	}
+	if env == "" {
+		return 0, true
+	}
+	d, err := pcptime.ParseInterval(env)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: Warning: bad $PCP_IGNORE_MARK_RECORDS: not in pmParseInterval(3) format:\n%v\n", prog, err)
+		return 0, false
+	}
+	return d, d == 0
+}
