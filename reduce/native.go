@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pcptools/pcptools/extract"
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/toolio"
 	"github.com/pcptools/pcptools/pcptime"
@@ -172,6 +173,20 @@ func RunNativeInputs(inputs []string, outputs []Output, opts Options) (err error
 		rit := a.Records()
 		defer rit.Close()
 		it = rit
+	} else if overlap(as) {
+		// Archives that overlap in time (two loggers of one host, say)
+		// are read as pcpextract merges them: their records in time
+		// order, those of one time in one record.
+		ins := make([]extract.Input, len(as))
+		for i, x := range as {
+			ins[i] = extract.Input{Name: names[i], Archive: x}
+		}
+		e, err := extract.New(ins, extract.Options{Warn: warn})
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		it = e
 	} else {
 		its := make([]stream.Iterator, len(as))
 		for i, x := range as {
@@ -365,6 +380,36 @@ func openNativeInputs(inputs []string, warn func(error)) ([]*format.Archive, []s
 		sa[i], sn[i] = as[k], names[k]
 	}
 	return sa, sn, nil
+}
+
+// overlap says whether an archive of as (in order of start) has data at
+// or before the end of the one before it: what stream.Concat refuses.
+func overlap(as []*format.Archive) bool {
+	for i := 1; i < len(as); i++ {
+		end, ok, err := as[i-1].End()
+		if err != nil || !ok {
+			continue
+		}
+		if t, ok := firstData(as[i]); ok && !t.After(end) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstData is the time of an archive's first result or <mark>.
+func firstData(a *format.Archive) (stream.Timestamp, bool) {
+	it := a.Records(format.DataOnly())
+	defer it.Close()
+	for it.Next() {
+		switch r := it.At().(type) {
+		case *stream.Result:
+			return r.T, true
+		case *stream.Mark:
+			return r.T, true
+		}
+	}
+	return stream.Timestamp{}, false
 }
 
 // unionMeta is the metadata of the archives as one: every descriptor (the

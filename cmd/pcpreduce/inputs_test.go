@@ -434,3 +434,48 @@ func TestSamplingWarning(t *testing.T) {
 		t.Errorf("2 samples per interval: no warning wanted, got %q", msg)
 	}
 }
+
+// TestOverlappingInputs: two archives of one host that overlap in time
+// (two loggers, each with its own metrics) are reduced as pcpextract
+// merges them, and as the archive they were cut from.
+func TestOverlappingInputs(t *testing.T) {
+	dir := t.TempDir()
+	parts := writeParts(t, dir, "alpha", 3)
+	whole := filepath.Join(dir, "whole")
+	merge(t, parts, whole)
+	// Cut by metric: each part covers the whole time.
+	cut := func(name, config string) string {
+		specs, err := extract.ParseConfig(name, []byte(config))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, name)
+		var stderr bytes.Buffer
+		s := &extract.Settings{Prog: "test", Stderr: &stderr, NoteOut: &stderr, Quiet: true, NoProgress: true,
+			Config: specs, ConfigName: name, Writer: format.WriterOptions{StartAtFirstRecord: true, NoSync: true}}
+		if err := s.Merge(extract.Job{Inputs: []string{whole}, Out: out}); err != nil {
+			t.Fatalf("cutting %s: %v: %s", name, err, stderr.String())
+		}
+		return out
+	}
+	a := cut("a", "kernel.all.load\nkernel.all.cpu.user\nhinv.ncpu\n")
+	b := cut("b", "disk.dev.read\nmem.util.free\nkernel.uname.release\ndemo.temperature\n")
+	d := t.TempDir()
+	merged, want, got, fromWhole := filepath.Join(d, "merged"), filepath.Join(d, "want"), filepath.Join(d, "got"), filepath.Join(d, "fromwhole")
+	var stderr bytes.Buffer
+	s := &extract.Settings{Prog: "test", Stderr: &stderr, NoteOut: &stderr, Quiet: true, NoProgress: true,
+		Writer: format.WriterOptions{StartAtFirstRecord: true, NoSync: true}}
+	if err := s.Merge(extract.Job{Inputs: []string{a, b}, Out: merged}); err != nil {
+		t.Fatalf("merging the cuts: %v: %s", err, stderr.String())
+	}
+	reduceRun(t, "--no-sync", "-t", "1m", merged, "-o", want)
+	reduceRun(t, "--no-sync", "-t", "1m", b, a, "-o", got)
+	pmlogcheck(t, got)
+	w, g := valuesOf(t, want), valuesOf(t, got)
+	if len(w) == 0 {
+		t.Fatal("no values")
+	}
+	sameValues(t, w, g)
+	reduceRun(t, "--no-sync", "-t", "1m", whole, "-o", fromWhole)
+	sameValues(t, valuesOf(t, fromWhole), g)
+}
