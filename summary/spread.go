@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/DataDog/sketches-go/ddsketch"
+	"github.com/DataDog/sketches-go/ddsketch/store"
 )
 
 // The spread of each instance's values (of its rates, for counters), which
@@ -50,6 +51,16 @@ type spread struct {
 	// batch walks its bins in order and merges equal values. Longer runs
 	// go in at once, as before.
 	buf []float64
+	// scratch is drain's, shared by the instances of one accumulator
+	// (one goroutine)
+	scratch *drainScratch
+}
+
+// drainScratch is drain's scratch: bin indexes of the batch's positive
+// and negative values, and counts per bin.
+type drainScratch struct {
+	pos, neg []int
+	counts   []float64
 }
 
 // sketchBatch is how many single values wait before they go into the
@@ -108,7 +119,12 @@ func (p *spread) sketch() *ddsketch.DDSketch {
 	return p.sk
 }
 
-// drain adds the batch to the sketch, in ascending order of value.
+// drain adds the batch to the sketch, in ascending order of value: each
+// value's bin index is computed, the indexes counted (in an array when
+// they span few bins, as one instance's values mostly do; sorted
+// otherwise), and each bin's count added once, in the order a sorted
+// batch would visit them, so the sketch ends up as value-by-value adds
+// leave it.
 func (p *spread) drain() {
 	if len(p.buf) == 0 {
 		return
@@ -118,15 +134,81 @@ func (p *spread) drain() {
 		p.buf = p.buf[:0]
 		return
 	}
-	slices.Sort(p.buf)
-	for i := 0; i < len(p.buf); {
-		v, n := p.buf[i], 1.0
-		for i++; i < len(p.buf) && p.buf[i] == v; i++ {
+	if p.scratch == nil {
+		p.scratch = &drainScratch{}
+	}
+	sc := p.scratch
+	lo, hi := sk.MinIndexableValue(), sk.MaxIndexableValue()
+	pos, neg := sc.pos[:0], sc.neg[:0]
+	zeros := 0.0
+	for _, v := range p.buf {
+		switch {
+		case v > lo:
+			if v <= hi { // (a value past ±1e308 is left out of the sketch)
+				pos = append(pos, sk.Index(v))
+			}
+		case v < -lo:
+			if v >= -hi {
+				neg = append(neg, sk.Index(-v))
+			}
+		default:
+			zeros++
+		}
+	}
+	// Ascending values: the negative ones from the largest magnitude.
+	sc.counts = addBins(sk.GetNegativeValueStore(), neg, true, sc.counts)
+	if zeros > 0 {
+		_ = sk.AddWithCount(0, zeros)
+	}
+	sc.counts = addBins(sk.GetPositiveValueStore(), pos, false, sc.counts)
+	sc.pos, sc.neg = pos, neg
+	p.buf = p.buf[:0]
+}
+
+// countSpan is the widest span of bin indexes counted in an array.
+const countSpan = 1024
+
+// addBins adds one to st's bin of each index in idx, bin by bin, in
+// ascending order of index (descending with down); counts is scratch.
+func addBins(st store.Store, idx []int, down bool, counts []float64) []float64 {
+	if len(idx) == 0 {
+		return counts
+	}
+	lo, hi := idx[0], idx[0]
+	for _, i := range idx {
+		lo, hi = min(lo, i), max(hi, i)
+	}
+	if hi-lo < countSpan {
+		if cap(counts) < countSpan {
+			counts = make([]float64, countSpan)
+		}
+		c := counts[:hi-lo+1]
+		for _, i := range idx {
+			c[i-lo]++
+		}
+		for k := range c {
+			if down {
+				k = len(c) - 1 - k
+			}
+			if c[k] > 0 {
+				st.AddWithCount(lo+k, c[k])
+				c[k] = 0
+			}
+		}
+		return counts
+	}
+	slices.Sort(idx)
+	if down {
+		slices.Reverse(idx)
+	}
+	for j := 0; j < len(idx); {
+		i, n := idx[j], 1.0
+		for j++; j < len(idx) && idx[j] == i; j++ {
 			n++
 		}
-		_ = sk.AddWithCount(v, n) // (a value past ±1e308 is left out of the sketch)
+		st.AddWithCount(i, n)
 	}
-	p.buf = p.buf[:0]
+	return counts
 }
 
 // stddev is the population standard deviation; NaN without values.

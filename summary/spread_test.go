@@ -1,7 +1,10 @@
 package summary
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/DataDog/sketches-go/ddsketch"
@@ -19,8 +22,16 @@ func TestSpreadRunsLikeEachValue(t *testing.T) {
 	}
 	for i := 0; i < 20000; i++ {
 		v := float64(rng.IntN(50))
-		if rng.IntN(3) == 0 {
+		switch rng.IntN(6) {
+		case 0, 1:
 			v = rng.NormFloat64() * 1e6
+		case 2:
+			// 1e-5 to 1e12, either sign: batches that span more bins
+			// than drain counts in an array
+			v = math.Pow(10, rng.Float64()*17-5)
+			if rng.IntN(2) == 0 {
+				v = -v
+			}
 		}
 		for n := rng.IntN(20); n >= 0; n-- {
 			p.add(v)
@@ -40,5 +51,16 @@ func TestSpreadRunsLikeEachValue(t *testing.T) {
 	}
 	if p.sk.GetCount() != direct.GetCount() {
 		t.Errorf("count %v, adding each value: %v", p.sk.GetCount(), direct.GetCount())
+	}
+	// Bin by bin, the same sketch.
+	bins := func(sk *ddsketch.DDSketch) (out []string) {
+		sk.ForEach(func(v, c float64) bool {
+			out = append(out, fmt.Sprint(v, c))
+			return false
+		})
+		return out
+	}
+	if b, d := bins(p.sk), bins(direct); !slices.Equal(b, d) {
+		t.Errorf("the bins differ: %d against %d adding each value", len(b), len(d))
 	}
 }
