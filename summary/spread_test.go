@@ -16,7 +16,7 @@ import (
 func TestSpreadRunsLikeEachValue(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	p := spread{wants: true}
-	direct, err := ddsketch.LogCollapsingLowestDenseDDSketch(SketchAccuracy, sketchBins)
+	direct, err := newSketch()
 	if err != nil {
 		t.Fatal(err)
 	}
