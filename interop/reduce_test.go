@@ -66,20 +66,27 @@ const pcpReduceDeadline = 90 * time.Second
 // Runtime (2 cores): the sets marked all on every light archive plus the
 // others on reduceSample take about 3 minutes (measured: 3m07s, machine shared), nearly all of it
 // pmlogreduce's own; the full matrix (PCPTOOLS_QA_FULL=1) about 40.
-func TestReduceCompat(t *testing.T) {
+// reducePair is PCP's pmlogreduce and ours under its name (a symlink);
+// the test fails in CI, and is skipped elsewhere, without PCP's.
+func reducePair(t *testing.T) (pcp, ourBin string) {
+	t.Helper()
 	needPCP(t)
-	pcp := "/usr/lib/pcp/bin/pmlogreduce"
+	pcp = "/usr/lib/pcp/bin/pmlogreduce"
 	if _, err := os.Stat(pcp); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("pmlogreduce is required in CI: %v", err)
 		}
 		t.Skipf("pmlogreduce not installed: %v", err)
 	}
-	links := t.TempDir()
-	ourBin := filepath.Join(links, "pmlogreduce")
+	ourBin = filepath.Join(t.TempDir(), "pmlogreduce")
 	if err := os.Symlink(ours("pcpreduce"), ourBin); err != nil {
 		t.Fatal(err)
 	}
+	return pcp, ourBin
+}
+
+func TestReduceCompat(t *testing.T) {
+	pcp, ourBin := reducePair(t)
 	full := os.Getenv("PCPTOOLS_QA_FULL") != ""
 	start := time.Now()
 	forEach(t, lightArchives(t), func(t *testing.T, archive string) {
@@ -200,13 +207,7 @@ func reduceInputState(t *testing.T, base string) string {
 // it, on QA archives with counters, several instance domains and metrics
 // with two names. The address pmlogreduce prints is masked, as 343 does.
 func TestReduceTraceLikePmlogreduce(t *testing.T) {
-	needPCP(t)
-	pcp := "/usr/lib/pcp/bin/pmlogreduce"
-	links := t.TempDir()
-	ourBin := filepath.Join(links, "pmlogreduce")
-	if err := os.Symlink(ours("pcpreduce"), ourBin); err != nil {
-		t.Fatal(err)
-	}
+	pcp, ourBin := reducePair(t)
 	addr := regexp.MustCompile(`(indom .* -> \()0x[0-9a-f]+`)
 	trace := func(bin, archive string, args []string) (string, int) {
 		out := filepath.Join(t.TempDir(), "out")
@@ -241,18 +242,7 @@ func TestReduceTraceLikePmlogreduce(t *testing.T) {
 // what pmlogreduce writes: its libpcp's interpolation passes over those
 // <mark>s, and its own scan still copies them.
 func TestReduceCompatIgnoreMarks(t *testing.T) {
-	needPCP(t)
-	pcp := "/usr/lib/pcp/bin/pmlogreduce"
-	if _, err := os.Stat(pcp); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("pmlogreduce is required in CI: %v", err)
-		}
-		t.Skipf("pmlogreduce not installed: %v", err)
-	}
-	ourBin := filepath.Join(t.TempDir(), "pmlogreduce")
-	if err := os.Symlink(ours("pcpreduce"), ourBin); err != nil {
-		t.Fatal(err)
-	}
+	pcp, ourBin := reducePair(t)
 	// Archives whose outputs change with the variable (the first two),
 	// and ones with <mark>s whose outputs do not. (All 23 QA archives
 	// with <mark>s, under four settings, were compared by hand; among
