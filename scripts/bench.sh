@@ -345,6 +345,31 @@ PMLOGREDUCE=$PCP_BINADM_DIR/pmlogreduce
 compare "reduce -t 60" "$PMLOGREDUCE -t 60 $BIG $OUT/x" "$BIN/pcpreduce --no-sync -t 60 $BIG -o $OUT/x"
 compare "reduce -t 60 (as pmlogreduce), synced to disk" "$PMLOGREDUCE -t 60 $BIG $OUT/x && sync" "$COMPAT/pmlogreduce -t 60 $BIG $OUT/x && sync"
 
+# The reductions' sizes (issue 11 asks for them beside the times): each
+# output's bytes and the input's bytes over them, for pcpreduce at -t 60
+# and -t 1h and pmlogreduce at -t 60 (one run each, not timed).
+SIZES=()
+reduce_sizes() {
+	if [ -n "$only" ] && [[ "reduce -t 60" != *"$only"* ]]; then
+		return 0
+	fi
+	local d in_b t b
+	d=$(mktemp -d)
+	in_b=$(bytes_of "$BIG")
+	for t in 60 1h; do
+		if "$BIN/pcpreduce" --no-sync -t "$t" "$BIG" -o "$d/o$t" >/dev/null 2>&1; then
+			b=$(bytes_of "$d/o$t")
+			SIZES+=("| pcpreduce -t $t | $in_b | $b | $(awk -v i="$in_b" -v o="$b" 'BEGIN { printf "%.2f", i / o }') |")
+		fi
+	done
+	if "$PMLOGREDUCE" -t 60 "$BIG" "$d/p60" >/dev/null 2>&1; then
+		b=$(bytes_of "$d/p60")
+		SIZES+=("| pmlogreduce -t 60 | $in_b | $b | $(awk -v i="$in_b" -v o="$b" 'BEGIN { printf "%.2f", i / o }') |")
+	fi
+	rm -rf "$d"
+}
+reduce_sizes
+
 # shellcheck disable=SC2086 # HOURLY_BASES is a list
 input "$(basename "$HOURLY") ($(echo $HOURLY_BASES | wc -w) archives)" $HOURLY_BASES
 compare "cp (floor)" "cp $HOURLY/* $OUT/" ""
@@ -451,6 +476,12 @@ table() {
 	echo "| operation | input | MiB | PCP s | PCP CPU s | PCP RSS MiB | PCP MiB/s | ours s | ours CPU s | ours RSS MiB | ours MiB/s | speedup (best runs) | speedup (median of pair ratios) | RSS (ours / PCP) |"
 	echo "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
 	printf '%s\n' "${ROWS[@]}"
+	if [ "${#SIZES[@]}" -gt 0 ]; then
+		echo
+		echo "| reduction of $(basename "$BIG") | input bytes | output bytes | reduction ratio (input / output) |"
+		echo "|---|--:|--:|--:|"
+		printf '%s\n' "${SIZES[@]}"
+	fi
 }
 
 machine() {
