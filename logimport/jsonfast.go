@@ -273,6 +273,7 @@ func (j *JSONReader) fastMetric(s *jscan) bool {
 	var code int32
 	var seen uint32
 	var vals []byte // the values array, read once the type is known
+	inline := false // the values were read where they stand
 	more, ok := s.open('{')
 	for ok && more {
 		k, kok := s.key()
@@ -302,8 +303,18 @@ func (j *JSONReader) fastMetric(s *jscan) bool {
 			_, ok = s.str()
 			ok = ok && once(&seen, 4)
 		case "values":
+			if !once(&seen, 5) {
+				return false
+			}
+			if seen&0b1101 == 0b101 {
+				// pmid and type first, as pcpcat writes them: the
+				// values are read as they come, not scanned twice.
+				inline = true
+				ok = j.openSet(pmid, typ) && j.fastValues(s, typ)
+				break
+			}
 			start := s.i
-			ok = s.skipValues() && once(&seen, 5)
+			ok = s.skipValues()
 			vals = s.b[start:s.i]
 		default:
 			ok = false
@@ -315,13 +326,26 @@ func (j *JSONReader) fastMetric(s *jscan) bool {
 	if !ok || seen&1 == 0 {
 		return false
 	}
+	if inline {
+		// A code after values read in place: the slow path decides.
+		return seen&(1<<3) == 0
+	}
 	if seen&(1<<3) != 0 {
 		j.rb.AddError(pmid, code)
 		return true
 	}
-	if seen&(1<<2) == 0 {
+	if seen&(1<<2) == 0 || !j.openSet(pmid, typ) {
 		return false
 	}
+	if vals == nil {
+		return true
+	}
+	return j.fastValues(&jscan{b: vals}, typ)
+}
+
+// openSet starts pmid's value set in the builder, for the types the fast
+// path reads.
+func (j *JSONReader) openSet(pmid stream.PMID, typ stream.Type) bool {
 	switch typ {
 	case stream.Type64, stream.TypeU64, stream.TypeDouble:
 		j.rb.OpenBits(pmid, typ)
@@ -330,14 +354,15 @@ func (j *JSONReader) fastMetric(s *jscan) bool {
 	default:
 		return false
 	}
-	if vals == nil {
-		return true
-	}
-	vs := &jscan{b: vals}
-	more, ok = vs.open('[')
+	return true
+}
+
+// fastValues reads a values array into the set openSet started.
+func (j *JSONReader) fastValues(s *jscan, typ stream.Type) bool {
+	more, ok := s.open('[')
 	for ok && more {
-		if ok = j.fastValue(vs, typ); ok {
-			more, ok = vs.next(']')
+		if ok = j.fastValue(s, typ); ok {
+			more, ok = s.next(']')
 		}
 	}
 	return ok

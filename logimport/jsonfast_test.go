@@ -47,6 +47,8 @@ var fastSeeds = []string{
 	`{"kind":"result","epoch":-2,"metrics":[{"pmid":"512.0.0","type":"U32","values":[{"inst":-1,"value":1}]}]}`,
 	`{"kind":"result","epoch":2,"metrics":[{"pmid":"1.2.3","type":"AGGREGATE","values":[{"value":{"hex":"0a0b"}}]}]}`,
 	`{"kind":"mark","epoch":2}`,
+	`{"kind":"result","epoch":2,"metrics":[{"pmid":"1.2.3","type":"U32","values":[{"value":1}],"code":-12345}]}`,
+	`{"kind":"result","epoch":2,"metrics":[{"pmid":"1.2.3","type":"EVENT","values":[]}]}`,
 }
 
 // TestJSONFastPath: the fast path reads every seed line as encoding/json
