@@ -157,6 +157,7 @@ type Importer struct {
 	stamp    stream.Timestamp // the time of the last write of any kind
 	flush    int64            // data offset past which an index entry is due
 	builder  stream.ResultBuilder
+	tmpl     resultTemplate
 	result   stream.Result
 	autoPMID int
 }

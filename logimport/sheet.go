@@ -492,7 +492,11 @@ func ImportSheet(s *Sheet, csvR io.Reader, csvName string, o SheetOptions,
 					if c.bad {
 						perr = ErrConv
 					}
-					if err := im.put(h, pendVal{inst: h.inst, bits: c.bits, s: text}, perr, text); err != nil {
+					v := pendVal{inst: h.inst, bits: c.bits}
+					if types[c.i] == stream.TypeString {
+						v.s = text // (only then: a string is a pointer to store, with the GC's write barrier)
+					}
+					if err := im.put(h, v, perr, text); err != nil {
 						return fmt.Errorf("%s:%d:%d: %s: %w", csvName, c.l, c.col, s.Columns[c.i].Metric, err)
 					}
 				}

@@ -223,36 +223,21 @@ func (im *Importer) putResult(t stream.Timestamp) error {
 	if err != nil {
 		return err
 	}
-	im.builder.Reset()
 	needti := false
 	for i := range im.pend {
 		p := &im.pend[i]
-		m := &im.metrics[p.m]
 		if err := im.checkMetric(p.m, t, &needti); err != nil {
 			return err
-		}
-		if p.err != 0 {
-			im.builder.AddError(m.desc.PMID, p.err)
-			continue
 		}
 		if len(p.vals) > 1 {
 			slices.SortFunc(p.vals, func(a, b pendVal) int { return cmp.Compare(a.inst, b.inst) })
 		}
-		switch m.desc.Type {
-		case stream.TypeDouble, stream.Type64, stream.TypeU64:
-			im.builder.OpenBits(m.desc.PMID, m.desc.Type)
-			for _, v := range p.vals {
-				im.builder.PutBits(v.inst, v.bits)
-			}
-		default:
-			im.builder.Open(m.desc.PMID, m.desc.Type)
-			for _, v := range p.vals {
-				im.builder.Put(v.val(m.desc.Type))
-			}
-		}
 	}
-	if err := im.builder.Build(t, &im.result); err != nil {
-		return err
+	if !im.tmpl.apply(im.pend, &im.result, t) {
+		if err := im.build(t); err != nil {
+			return err
+		}
+		im.tmpl.capture(im.pend, im.metrics, &im.result)
 	}
 	_, _, data, err := im.offsets()
 	if err != nil {
@@ -268,6 +253,32 @@ func (im *Importer) putResult(t stream.Timestamp) error {
 		}
 	}
 	return im.sink.Write(&im.result)
+}
+
+// build makes im.result from the pending values with the builder.
+func (im *Importer) build(t stream.Timestamp) error {
+	im.builder.Reset()
+	for i := range im.pend {
+		p := &im.pend[i]
+		m := &im.metrics[p.m]
+		if p.err != 0 {
+			im.builder.AddError(m.desc.PMID, p.err)
+			continue
+		}
+		switch m.desc.Type {
+		case stream.TypeDouble, stream.Type64, stream.TypeU64:
+			im.builder.OpenBits(m.desc.PMID, m.desc.Type)
+			for _, v := range p.vals {
+				im.builder.PutBits(v.inst, v.bits)
+			}
+		default:
+			im.builder.Open(m.desc.PMID, m.desc.Type)
+			for _, v := range p.vals {
+				im.builder.Put(v.val(m.desc.Type))
+			}
+		}
+	}
+	return im.builder.Build(t, &im.result)
 }
 
 func (im *Importer) checkMetric(mi int, t stream.Timestamp, needti *bool) error {
