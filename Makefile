@@ -21,6 +21,10 @@ GO ?= go
 TEST_TIMEOUT ?= 60m
 GOTESTFLAGS ?= -parallel 4
 FUZZTIME ?= 30s
+# The tools are built without the CLI library's markdown and man page code
+# (they make their man pages themselves, internal/toolio/manpage.go): its
+# packages' initialisation alone made every run 0.3 MiB larger.
+TAGS ?= urfave_cli_no_docs
 BENCHFLAGS ?=
 
 # One binary per directory under cmd/, so a tool is built as soon as its
@@ -32,10 +36,10 @@ CMDS := $(patsubst cmd/%/,%,$(wildcard cmd/*/))
 all: build
 
 build:
-	$(GO) build ./...
+	$(GO) build -tags '$(TAGS)' ./...
 ifneq ($(CMDS),)
 	@mkdir -p bin
-	$(GO) build -o bin/ $(addprefix ./cmd/,$(CMDS))
+	$(GO) build -tags '$(TAGS)' -o bin/ $(addprefix ./cmd/,$(CMDS))
 endif
 
 # The quick --check needs no root and runs in well under a second, so only a

@@ -33,11 +33,7 @@ func generate(app *cli.App, what string, w io.Writer) error {
 	sort.Strings(words)
 	switch what {
 	case "man":
-		s, err := app.ToManWithSection(1)
-		if err != nil {
-			return err
-		}
-		_, err = io.WriteString(w, s)
+		_, err := io.WriteString(w, manPage(app))
 		return err
 	case "fish":
 		s, err := app.ToFishCompletion()
