@@ -222,10 +222,10 @@ func New(inputs []Input, opts Options) (*Extractor, error) {
 	// Memory stays flat in the number of inputs: the read buffers (or
 	// the resident part of a mapped volume) share 8 MiB, between 4 KiB
 	// and 1 MiB each. The .meta buffers of readMeta, which reads every
-	// .meta at once, and those of a crowd of inputs open together (see
-	// refill) share 2 MiB: they hold a few records each.
+	// .meta at once, and the data buffers of many inputs (see refill)
+	// share 512 KiB: they hold a few records each.
 	buf := min(max((8<<20)/max(len(inputs), 1), 4<<10), 1<<20)
-	e.crowdBuf = min(max((2<<20)/max(len(inputs), 1), 4<<10), 64<<10)
+	e.crowdBuf = min(max((512<<10)/max(len(inputs), 1), 4<<10), 64<<10)
 	metaBuf := e.crowdBuf
 	ropts := []format.RecordsOption{format.DataOnly(), format.BufferSize(buf)}
 	if opts.HasStart {
