@@ -35,7 +35,8 @@ type File struct {
 	Values     []Value
 	Labels     []Label
 
-	lastIndom int // indomOf's cache
+	lastIndom int    // indomOf's cache
+	valOff    uint64 // where the value section starts (Refresh)
 }
 
 // Indom is an instance domain and its instances.
@@ -371,6 +372,7 @@ func entry(ref, off, size uint64, n int) (int, bool) {
 }
 
 func (d *decoder) values(off uint64, n int) error {
+	d.f.valOff = off
 	d.f.Values = make([]Value, 0, n)
 	msize := d.metricSize()
 	for i := range n {

@@ -13,7 +13,11 @@ const maxFileSize = 1 << 30
 // ReadFile returns a snapshot of the MMV file's bytes. The file is read,
 // not mapped: a file that shrinks while it is read gives a shorter
 // snapshot, never a fault.
-func ReadFile(name string) ([]byte, error) {
+func ReadFile(name string) ([]byte, error) { return readInto(name, nil) }
+
+// readInto is ReadFile reading into buf's storage when it is large
+// enough.
+func readInto(name string, buf []byte) ([]byte, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -31,7 +35,11 @@ func ReadFile(name string) ([]byte, error) {
 	}
 	// read what the size promised, and no more: a file that grew since
 	// is read in the next sample; one that shrank gives fewer bytes
-	data := make([]byte, st.Size())
+	size := int(st.Size())
+	if cap(buf) < size {
+		buf = make([]byte, size)
+	}
+	data := buf[:size]
 	n, err := io.ReadFull(f, data)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return nil, fmt.Errorf("%s: %w", name, err)

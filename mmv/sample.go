@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,10 +36,9 @@ type Sampler struct {
 	labels map[[2]uint32]string      // (type, ident): text of the label set last written
 	cur    []loaded                  // the files of the sample in progress
 	rb     stream.ResultBuilder
-	// buffers kept between samples
-	starts, fill []int
-	vals         []stream.Val
-	res          stream.Result
+	// the files' last snapshots, by path (see read)
+	snaps map[string]*snapshot
+	res   stream.Result // kept between samples
 }
 
 func (s *Sampler) warn(err error) {
@@ -52,6 +52,61 @@ type loaded struct {
 	client  string
 	f       *File
 	cluster uint32
+	snap    *snapshot
+}
+
+// snapshot is what a file gave at its last sample: its bytes, what they
+// decoded to, and the storage for the next read. While a file is only
+// refreshed (File.Refresh: its values moved, nothing else), sampleFile
+// reuses what it made of the file's metadata the first time (meta).
+type snapshot struct {
+	data, spare []byte
+	f           *File
+	fresh       bool // f was refreshed, not decoded, in this sample
+	meta        *fileMeta
+	order       *valueOrder
+}
+
+// fileMeta is sampleFile's reading of a file's metadata: the metrics it
+// takes (ok) and their names, for a cluster.
+type fileMeta struct {
+	cluster uint32
+	ok      []bool
+	names   []string // "" where !ok
+}
+
+// noRefresh has every sample decode its files (for tests comparing).
+var noRefresh = false
+
+// read is Read keeping the file's bytes between samples: a file that was
+// only refreshed is not decoded again.
+func (s *Sampler) read(p string, tries int, wait time.Duration) (*File, *snapshot, error) {
+	sn := s.snaps[p]
+	if sn == nil {
+		sn = &snapshot{}
+		s.snaps[p] = sn
+	}
+	for i := 0; ; i++ {
+		data, err := readInto(p, sn.spare)
+		if err != nil {
+			return nil, nil, err
+		}
+		if sn.f != nil && !noRefresh && sn.f.Refresh(sn.data, data) {
+			sn.data, sn.spare, sn.fresh = data, sn.data, true
+			return sn.f, sn, nil
+		}
+		sn.f, sn.meta, sn.order, sn.fresh = nil, nil, nil, false
+		f, err := Decode(p, data)
+		if err == nil {
+			sn.data, sn.spare, sn.f = data, sn.data, f
+			return f, sn, nil
+		}
+		sn.spare = data[:0]
+		if !isInFlux(err) || i+1 >= tries {
+			return f, nil, err
+		}
+		time.Sleep(wait)
+	}
 }
 
 func (s *Sampler) files() []string {
@@ -88,8 +143,17 @@ func (s *Sampler) load() []loaded {
 	}
 	var out []loaded
 	used := map[uint32]bool{}
-	for _, p := range s.files() {
-		f, err := Read(p, tries, wait)
+	if s.snaps == nil {
+		s.snaps = map[string]*snapshot{}
+	}
+	paths := s.files()
+	for p := range s.snaps {
+		if !slices.Contains(paths, p) {
+			delete(s.snaps, p) // gone: its bytes go too
+		}
+	}
+	for _, p := range paths {
+		f, sn, err := s.read(p, tries, wait)
 		if err != nil {
 			s.warn(err)
 			continue
@@ -97,7 +161,7 @@ func (s *Sampler) load() []loaded {
 		if !f.ProcessAlive() {
 			continue // pmdammv drops the files of processes that died
 		}
-		out = append(out, loaded{client: filepath.Base(p), f: f, cluster: f.Cluster})
+		out = append(out, loaded{client: filepath.Base(p), f: f, cluster: f.Cluster, snap: sn})
 	}
 	// pmdammv honours a requested cluster and gives each file asking
 	// for none (0) the lowest cluster not yet used, in name order.
@@ -191,13 +255,61 @@ func (s *Sampler) sampleFile(l loaded, ts stream.Timestamp, now time.Time, names
 	if f.Flags&FlagNoPrefix != 0 {
 		prefix = Prefix + "."
 	}
+	var ok []bool
+	if m := l.snap.reusable(l.cluster); m != nil && claim(names, m.names) {
+		ok = m.ok // the metadata as the last sample found it: nothing to write
+	} else {
+		var err error
+		if ok, err = s.sampleMeta(l, ts, prefix, names, emit); err != nil {
+			return err
+		}
+	}
+	s.sampleValues(l, ok, now)
+	return nil
+}
+
+// reusable is the metadata sampleFile found in the file at an earlier
+// sample, when the file has only been refreshed since and has the same
+// cluster; nil otherwise.
+func (sn *snapshot) reusable(cluster uint32) *fileMeta {
+	if sn == nil || !sn.fresh || sn.meta == nil || sn.meta.cluster != cluster {
+		return nil
+	}
+	return sn.meta
+}
+
+// claim adds a file's metric names to those of the sample, unless one of
+// them is there already (another file's: sampleMeta says which).
+func claim(names map[string]bool, mine []string) bool {
+	for _, n := range mine {
+		if n != "" && names[n] {
+			return false
+		}
+	}
+	for _, n := range mine {
+		if n != "" {
+			names[n] = true
+		}
+	}
+	return true
+}
+
+// sampleMeta writes what is new in the metadata of a file (descriptions,
+// help texts, labels, instance domains) and reports which of its metrics
+// the sample takes. When nothing was refused, the snapshot keeps that for
+// the next samples.
+func (s *Sampler) sampleMeta(l loaded, ts stream.Timestamp, prefix string, names map[string]bool, emit func(stream.Record) error) ([]bool, error) {
+	f := l.f
 	ok := make([]bool, len(f.Metrics))
+	mine := make([]string, len(f.Metrics))
+	clean := true
 	items := map[uint32]bool{}
 	for i := range f.Metrics {
 		m := &f.Metrics[i]
 		name := prefix + m.Name
 		if names[name] || items[m.Item] || m.Item > 0x3ff {
 			s.warn(fmt.Errorf("%s: metric %s (item %d): duplicate name or item, or item out of range: ignored", l.client, m.Name, m.Item))
+			clean = false
 			continue
 		}
 		names[name], items[m.Item] = true, true
@@ -206,16 +318,17 @@ func (s *Sampler) sampleFile(l loaded, ts stream.Timestamp, now time.Time, names
 		if known {
 			if old.Type != d.Type || old.Sem != d.Sem || old.Units != d.Units || old.InDom != d.InDom || old.Names[0] != name {
 				s.warn(fmt.Errorf("%s: metric %s: PMID %s was recorded with other metadata: ignored", l.client, name, d.PMID))
+				clean = false
 				continue
 			}
 		} else {
 			d.T = ts
 			s.descs[d.PMID] = d
 			if err := emit(d); err != nil {
-				return err
+				return nil, err
 			}
 			if err := s.metricLabels(d, emit); err != nil {
-				return err
+				return nil, err
 			}
 			for _, tx := range []struct {
 				typ  uint32
@@ -224,12 +337,12 @@ func (s *Sampler) sampleFile(l loaded, ts stream.Timestamp, now time.Time, names
 			}{{stream.TextOneline, m.Short, m.HasShort}, {stream.TextHelp, m.Help, m.HasHelp}} {
 				if tx.has {
 					if err := emit(&stream.Text{T: ts, Type: tx.typ | stream.TextPMID, Ident: uint32(d.PMID), Text: tx.text}); err != nil {
-						return err
+						return nil, err
 					}
 				}
 			}
 		}
-		ok[i] = true
+		ok[i], mine[i] = true, name
 	}
 	for _, in := range f.Indoms {
 		id := stream.NewInDomID(Domain, l.cluster<<11|in.Serial)
@@ -244,56 +357,119 @@ func (s *Sampler) sampleFile(l loaded, ts stream.Timestamp, now time.Time, names
 		}
 		s.indoms[id] = sig.String()
 		if err := emit(&stream.InDom{T: ts, InDom: id, Encoding: stream.InDomFull, Insts: insts, Names: names}); err != nil {
-			return err
+			return nil, err
 		}
 		if err := s.instanceLabels(ts, id, insts, emit); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	// values grouped by metric, in metric order (a counting sort into a
-	// buffer kept between samples)
-	if cap(s.starts) < len(f.Metrics)+1 {
-		s.starts = make([]int, len(f.Metrics)+1)
+	if clean && l.snap != nil {
+		l.snap.meta = &fileMeta{cluster: l.cluster, ok: ok, names: mine}
 	}
-	starts := s.starts[:len(f.Metrics)+1]
-	clear(starts)
-	for _, v := range f.Values {
-		starts[v.Metric+1]++
-	}
-	for i := 1; i < len(starts); i++ {
-		starts[i] += starts[i-1]
-	}
-	if cap(s.vals) < len(f.Values) {
-		s.vals = make([]stream.Val, len(f.Values))
-	}
-	vals := s.vals[:len(f.Values)]
-	fill := s.fill[:0]
-	fill = append(fill, starts[:len(f.Metrics)]...)
-	s.fill = fill
-	for _, v := range f.Values {
-		if !ok[v.Metric] {
-			continue
+	return ok, nil
+}
+
+// sampleValues adds the values of the metrics of a file the sample takes
+// to the result, grouped by metric in metric order, each group in the
+// file's order.
+func (s *Sampler) sampleValues(l loaded, ok []bool, now time.Time) {
+	f := l.f
+	var ord *valueOrder
+	if l.snap != nil && l.snap.fresh && l.snap.order != nil {
+		ord = l.snap.order // the values' metrics and instances have not moved
+	} else {
+		ord = orderValues(f)
+		if l.snap != nil {
+			l.snap.order = ord
 		}
-		m := &f.Metrics[v.Metric]
-		val, has := value(f, m, v, now)
-		if !has {
-			continue
-		}
-		val.Inst = stream.InstNull
-		if v.Instance >= 0 {
-			val.Inst = indomOf(f, m.Indom).Instances[v.Instance].Internal
-		}
-		vals[fill[v.Metric]] = val
-		fill[v.Metric]++
 	}
 	for mi := range f.Metrics {
-		if !ok[mi] || fill[mi] == starts[mi] {
+		group := ord.idx[ord.starts[mi]:ord.starts[mi+1]]
+		if !ok[mi] || len(group) == 0 {
 			continue
 		}
-		d := s.descs[stream.NewPMID(Domain, l.cluster, f.Metrics[mi].Item)]
-		s.rb.Add(d.PMID, d.Type, vals[starts[mi]:fill[mi]]...)
+		m := &f.Metrics[mi]
+		d := s.descs[stream.NewPMID(Domain, l.cluster, m.Item)]
+		open := false
+		if bitsType(d.Type) {
+			for _, k := range group {
+				bits, has := valueBits(f, m, &f.Values[k], now)
+				if !has {
+					continue
+				}
+				if !open {
+					s.rb.OpenBits(d.PMID, d.Type)
+					open = true
+				}
+				s.rb.PutBits(ord.inst[k], bits)
+			}
+			continue
+		}
+		for _, k := range group {
+			val, has := value(f, m, f.Values[k], now)
+			if !has {
+				continue
+			}
+			if !open {
+				s.rb.Open(d.PMID, d.Type)
+				open = true
+			}
+			val.Inst = ord.inst[k]
+			s.rb.Put(val)
+		}
 	}
-	return nil
+}
+
+// valueOrder is a file's values grouped by metric: idx[starts[m]:
+// starts[m+1]] are the indexes in File.Values of metric m's values, in
+// the file's order; inst is each value's instance (InstNull without an
+// instance domain). It holds while the file is only refreshed.
+type valueOrder struct {
+	starts []int
+	idx    []int32
+	inst   []int32
+}
+
+func orderValues(f *File) *valueOrder {
+	o := &valueOrder{starts: make([]int, len(f.Metrics)+1), idx: make([]int32, len(f.Values)), inst: make([]int32, len(f.Values))}
+	for _, v := range f.Values {
+		o.starts[v.Metric+1]++
+	}
+	for i := 1; i < len(o.starts); i++ {
+		o.starts[i] += o.starts[i-1]
+	}
+	fill := slices.Clone(o.starts[:len(f.Metrics)])
+	for k, v := range f.Values {
+		o.idx[fill[v.Metric]] = int32(k)
+		fill[v.Metric]++
+		o.inst[k] = stream.InstNull
+		if v.Instance >= 0 {
+			o.inst[k] = indomOf(f, f.Metrics[v.Metric].Indom).Instances[v.Instance].Internal
+		}
+	}
+	return o
+}
+
+// bitsType reports a type whose values the result builder takes as 64 bits.
+func bitsType(t stream.Type) bool {
+	return t == stream.Type64 || t == stream.TypeU64 || t == stream.TypeDouble
+}
+
+// valueBits is value for a metric whose description has a 64-bit type
+// (I64, U64, DOUBLE, and ELAPSED, recorded as 64-bit integers): the value's
+// 64 bits, without a stream.Val.
+func valueBits(f *File, m *Metric, v *Value, now time.Time) (uint64, bool) {
+	sentinel := f.Flags&FlagSentinel != 0 && v.Bits == math.MaxUint64
+	switch m.Type {
+	case TypeI64, TypeU64:
+		return v.Bits, !sentinel
+	case TypeDouble:
+		return v.Bits, true
+	case TypeElapsed:
+		return uint64(elapsed(int64(v.Bits), v.Extra, now)), !sentinel
+	}
+	val, has := value(f, m, *v, now)
+	return val.U, has
 }
 
 func indomOf(f *File, serial uint32) *Indom {

@@ -36,9 +36,11 @@ ticks() { # utime+stime of a PID, in clock ticks
 }
 HZ=$(getconf CLK_TCK)
 
-# ours
+# ours: the whole process over N samples, and the steady state (the
+# difference from a run of one sample, over N-1)
+/usr/bin/time -f '%U %S' -o "$D/ours1.time" "$D/pcpmmv" record -t 1s -s 1 "$F" -o "$D/ours1"
 /usr/bin/time -f '%U %S' -o "$D/ours.time" "$D/pcpmmv" record -t 1s -s "$N" "$F" -o "$D/ours"
-awk -v n="$N" '{printf "pcpmmv record: %.2f ms CPU per sample (user+sys, whole process)\n", ($1+$2)*1000/n}' "$D/ours.time"
+paste "$D/ours.time" "$D/ours1.time" | awk -v n="$N" '{printf "pcpmmv record: %.2f ms CPU per sample (user+sys, whole process); %.2f ms per sample after the first\n", ($1+$2)*1000/n, (($1+$2)-($3+$4))*1000/(n-1)}'
 
 # PCP: pmcd + pmdammv + pmlogger
 printf 'pmcd\t2\tdso\tpmcd_init\t/var/lib/pcp/pmdas/pmcd/pmda_pmcd.so\nmmv\t70\tpipe\tbinary\t/usr/lib/pcp/pmdas/mmv/pmdammv -d 70\n' > "$D/pmcd.conf"
@@ -46,6 +48,7 @@ printf 'root {\n\tmmv\t70:*:*\n}\n' > "$D/root"
 printf 'log mandatory on 1 sec {\n\tmmv\n}\n' > "$D/logger.conf"
 PORT=$((40000 + $$ % 20000))
 export PCP_TMP_DIR=$D/tmp PCP_RUN_DIR=$D/run PCP_LOG_DIR=$D PMCD_PORT=$PORT
+cd "$D" # (pmdammv writes its log in the directory pmcd starts in)
 /usr/lib/pcp/bin/pmcd -t 60 -f -c "$D/pmcd.conf" -n "$D/root" -l "$D/pmcd.log" -i 127.0.0.1 -p "$PORT" -s "$D/run/pmcd.socket" &
 PMCD=$!
 sleep 2
