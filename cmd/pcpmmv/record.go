@@ -14,12 +14,13 @@ import (
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/toolio"
 	"github.com/pcptools/pcptools/mmv"
+	"github.com/pcptools/pcptools/pcptime"
 )
 
 // recordOpts are pmlogger's -t, -T and -s, and the shared writer options.
 var recordOpts = toolio.Opts{
-	{Name: "t", Aliases: []string{"interval"}, Value: "DURATION", Usage: "sample every `DURATION` (default 1s)"},
-	{Name: "T", Aliases: []string{"duration"}, Value: "DURATION", Usage: "stop after `DURATION`"},
+	{Name: "t", Aliases: []string{"interval"}, Value: "DURATION", Usage: "sample every `DURATION` (default 1s; Go's 500ms, 1m30s or pmlogger's 10sec, 2min, 1 hour)"},
+	{Name: "T", Aliases: []string{"duration"}, Value: "DURATION", Usage: "stop after `DURATION` (as -t)"},
 	{Name: "s", Aliases: []string{"samples"}, Value: "N", Kind: toolio.Int, Usage: "stop after `N` samples"},
 	{Name: "o", Aliases: []string{"output"}, Value: "ARCHIVE", Usage: "write the archive with base name `ARCHIVE` (- or none: the record stream on standard output)"},
 	toolio.OptVersion,
@@ -68,11 +69,20 @@ func record(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 	return toolio.Exit("pcpmmv", app.Run(append([]string{"pcpmmv record"}, args...), stdin, stdout, stderr), stderr)
 }
 
+// duration reads -t and -T: Go's syntax (500ms, 1m30s) or, where that
+// fails, pmlogger's (10sec, 2min, 1 hour, or a number of seconds). A
+// spelling both read, such as 10m or 1h, means the same to both, except
+// "10ms": milliseconds here, where PCP drops the "s" and reads minutes.
 func duration(s string) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
 	}
 	d, err := time.ParseDuration(s)
+	if err != nil {
+		if pd, perr := pcptime.ParseInterval(s); perr == nil {
+			d, err = pd, nil
+		}
+	}
 	if err == nil && d <= 0 {
 		err = fmt.Errorf("not positive")
 	}
