@@ -378,7 +378,7 @@ func (s *Settings) window(opts *Options, lab stream.Label, start, end stream.Tim
 // many inputs decodes every input's metadata, most of it duplicates that
 // are garbage at once, and the heap's high-water mark is most of what
 // the process holds beyond its code. Merging 100 copies of a QA archive,
-// the peak RSS fell by 0.5-1 MiB; the collections cost up to 0.1 s of CPU
+// the peak RSS fell by 1-2 MiB; the collections cost up to 0.2 s of CPU
 // at 2,000 inputs (docs/benchmarks.md).
 var collectOften = sync.OnceFunc(func() {
 	if old := debug.SetGCPercent(50); old < 50 {

@@ -38,10 +38,9 @@ type resultTemplate struct {
 }
 
 type tmplSet struct {
-	m    int // metric index
-	n    int // values
-	wide bool
-	typ  stream.Type
+	m    int  // metric index
+	n    int  // values
+	wide bool // 8-byte values in blocks; else 32-bit values in place
 }
 
 const maxCaptureWait = 64
@@ -129,8 +128,7 @@ func (tp *resultTemplate) capture(pend []pendSet, metrics []metric, r *stream.Re
 			tp.captureIn = tp.wait
 			return
 		}
-		tp.sets = append(tp.sets, tmplSet{m: p.m, n: len(p.vals), typ: typ,
-			wide: typ != stream.Type32 && typ != stream.TypeU32})
+		tp.sets = append(tp.sets, tmplSet{m: p.m, n: len(p.vals), wide: typ != stream.Type32 && typ != stream.TypeU32})
 		for _, v := range p.vals {
 			tp.insts = append(tp.insts, v.inst)
 		}
