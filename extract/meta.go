@@ -235,14 +235,19 @@ func (m *metaStore) add(i int, rec stream.Record, from stream.Iterator) (bool, e
 		if enc == stream.InDomDelta {
 			enc = stream.InDomFull
 		}
+		// The tracker's set is its own copy and is never changed (Apply
+		// makes a new one each time), so the store shares it; and where
+		// the instances are those of the version before (the same
+		// domain in input after input: hourly archives of one host),
+		// it shares that version's, so that a merge of many inputs
+		// holds one copy of a domain, not one per input.
 		full := &stream.InDom{T: r.T, InDom: r.InDom, Encoding: enc, Insts: set.Insts, Names: set.Names}
-		if r.Encoding != stream.InDomDelta {
-			full.Insts, full.Names = slices.Clone(r.Insts), slices.Clone(r.Names)
-		}
 		e := m.indoms[r.InDom]
 		if e == nil {
 			e = &indomEnt{}
 			m.indoms[r.InDom] = e
+		} else if last := e.vers[len(e.vers)-1].rec; slices.Equal(last.Insts, full.Insts) && slices.Equal(last.Names, full.Names) {
+			full.Insts, full.Names = last.Insts, last.Names
 		}
 		e.vers = append(e.vers, &indomVer{rec: full})
 		e.sorted = false

@@ -79,7 +79,7 @@ const (
 	// maxVolumeV2 is the largest v2 data volume: index offsets are 32-bit.
 	maxVolumeV2 = math.MaxInt32
 	// writeBuffer is the size of each output file's buffer.
-	writeBuffer = 256 << 10
+	writeBuffer = 64 << 10
 )
 
 // Writer writes a stream of records as a PCP archive. Create one with
