@@ -58,8 +58,20 @@ func readRows(t *testing.T, path string) []Row {
 	return rows
 }
 
-// TestParquetRows checks every row against pcpcat --csv's (dump.CSV).
+// TestParquetRows checks every row against pcpcat --csv's (dump.CSV),
+// with the rows in one row group, and in many encoded by several
+// workers at once and put back in order.
 func TestParquetRows(t *testing.T) {
+	for _, c := range []struct{ groupRows, encoders int }{{RowGroupRows, 0}, {7, 3}, {64, 2}, {100, 4}} {
+		func() {
+			defer func(r, e int) { rowGroupRows, encoders = r, e }(rowGroupRows, encoders)
+			rowGroupRows, encoders = c.groupRows, c.encoders
+			checkParquetRows(t, c.groupRows)
+		}()
+	}
+}
+
+func checkParquetRows(t *testing.T, groupRows int) {
 	a, err := format.Open(demo)
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +80,22 @@ func TestParquetRows(t *testing.T) {
 	n, err := Parquet(out, a, dump.Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(pf.RowGroups()), int((n+int64(groupRows)-1)/int64(groupRows)); got != want || groupRows < RowGroupRows && n < 3*int64(groupRows) {
+		t.Fatalf("%d rows in groups of %d: %d row groups, want %d (and several groups when they are small)", n, groupRows, got, want)
 	}
 	var b bytes.Buffer
 	if err := dump.CSV(&b, a, dump.Options{Location: time.UTC}); err != nil {
@@ -102,12 +130,8 @@ func TestParquetRows(t *testing.T) {
 			}
 		}
 		if strings.Join(got, ",") != strings.Join(w, ",") {
-			t.Fatalf("row %d: parquet %q, csv %q", i+2, got, w)
+			t.Fatalf("groups of %d rows: row %d: parquet %q, csv %q", groupRows, i+2, got, w)
 		}
-	}
-	st, err := os.Stat(out)
-	if err != nil {
-		t.Fatal(err)
 	}
 	if st.Mode().Perm()&0o044 == 0 {
 		t.Errorf("output mode %v: others cannot read it", st.Mode())
