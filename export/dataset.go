@@ -61,6 +61,13 @@ func Dataset(dir string, args []string, o DatasetOptions) error {
 	if jobs <= 0 {
 		jobs = runtime.GOMAXPROCS(0)
 	}
+	// The cores are shared between the hosts exported at once: each
+	// file gets the encoders (and the memory of rows in flight, see
+	// writeRowGroups) of its share.
+	enc := max(runtime.GOMAXPROCS(0)/min(jobs, len(hosts)), 1)
+	if encoders > 0 {
+		enc = encoders
+	}
 	var (
 		wg     sync.WaitGroup
 		mu     sync.Mutex
@@ -73,7 +80,7 @@ func Dataset(dir string, args []string, o DatasetOptions) error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if err := exportHost(dir, h, o, warn, &mu); err != nil {
+			if err := exportHost(dir, h, o, enc, warn, &mu); err != nil {
 				mu.Lock()
 				defer mu.Unlock()
 				failed++
@@ -90,7 +97,7 @@ func Dataset(dir string, args []string, o DatasetOptions) error {
 	return nil
 }
 
-func exportHost(dir string, h folio.Host, o DatasetOptions, warn func(error), mu *sync.Mutex) error {
+func exportHost(dir string, h folio.Host, o DatasetOptions, enc int, warn func(error), mu *sync.Mutex) error {
 	for _, base := range h.Bases {
 		a, err := format.Open(base, format.WithWarn(warn))
 		if err != nil {
@@ -114,7 +121,7 @@ func exportHost(dir string, h folio.Host, o DatasetOptions, warn func(error), mu
 			}
 			continue
 		}
-		rows, err := Parquet(out, a, o.Dump, [2]string{sourceKey, sig})
+		rows, err := writeParquet(out, a, o.Dump, enc, [][2]string{{sourceKey, sig}})
 		if err != nil {
 			return err
 		}
