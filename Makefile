@@ -90,6 +90,7 @@ fuzz:
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem $(BENCHFLAGS) ./...
 	scripts/bench.sh
+	scripts/bench-export.sh
 
 PREFIX ?= /usr/local
 DESTDIR ?=
