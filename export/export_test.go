@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -185,6 +186,37 @@ func TestParquetDamage(t *testing.T) {
 				t.Errorf("left behind: %s", e.Name())
 			}
 		}
+	}
+}
+
+// TestParquetDiskFull exports to a tmpfs too small for the file, in many
+// row groups from several encoders: a clear error, and nothing left at
+// the output name or beside it. It needs root, to mount the tmpfs.
+func TestParquetDiskFull(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to mount a tmpfs")
+	}
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=8k"); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v", err)
+	}
+	defer syscall.Unmount(dir, 0)
+	defer func(r, e int) { rowGroupRows, encoders = r, e }(rowGroupRows, encoders)
+	rowGroupRows, encoders = 7, 2
+	a, err := format.Open(demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "demo.parquet")
+	_, err = Parquet(out, a, dump.Options{})
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("error %v, want ENOSPC", err)
+	}
+	if !strings.HasPrefix(err.Error(), out+": disk full") {
+		t.Errorf("error %q does not name the output and say the disk is full", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"unicode/utf8"
 	"unsafe"
 
@@ -114,6 +115,9 @@ func writeParquet(out string, a *format.Archive, opts dump.Options, n int, extra
 	}
 	w := parquet.NewGenericWriter[Row](f, wopts...)
 	rows, err = writeRowGroups(w, a, opts, wopts[:6], n)
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return 0, fmt.Errorf("%s: disk full, nothing written: %w", out, err)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", a.Base(), err)
 	}
