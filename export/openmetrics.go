@@ -34,6 +34,7 @@ func OpenMetrics(w io.Writer, a *format.Archive, opts dump.Options) (samples, sk
 		inst int32
 	}
 	lastMs := map[series]int64{}
+	pcpLabels := newOMLabels(meta)
 	var order []*family
 	err = dump.Samples(a, opts, func(s *dump.Sample) error {
 		f := fams[s.PMID]
@@ -63,7 +64,15 @@ func OpenMetrics(w io.Writer, a *format.Archive, opts dump.Options) (samples, sk
 			b = append(b, `",instid="`...)
 			b = strconv.AppendInt(b, int64(s.Inst), 10)
 		}
-		b = append(b, `"} `...)
+		b = append(b, '"')
+		for _, l := range pcpLabels.of(s.PMID, meta.ByPMID[s.PMID], s.Inst, s.HasInstance) {
+			b = append(b, ',')
+			b = append(b, l[0]...)
+			b = append(b, `="`...)
+			b = appendLabelValue(b, l[1])
+			b = append(b, '"')
+		}
+		b = append(b, "} "...)
 		switch s.Kind {
 		case dump.SampleInt:
 			b = strconv.AppendInt(b, s.Int, 10)

@@ -512,12 +512,17 @@ func fileMetadata(m *format.Metadata) ([][2]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	labels, err := labelMetadata(m)
+	if err != nil {
+		return nil, err
+	}
 	l := m.Label
 	return [][2]string{
 		{"pcp.hostname", l.Hostname},
 		{"pcp.timezone", l.Timezone},
 		{"pcp.zoneinfo", l.Zoneinfo},
 		{"pcp.metrics", string(js)},
+		{"pcp.labels", labels},
 	}, nil
 }
 

@@ -2,12 +2,17 @@ package interop
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/pcptools/pcptools/export"
 )
 
 // exportArchives are the QA archives the OpenMetrics test takes in CI:
@@ -110,4 +115,83 @@ func blockSamples(t *testing.T, out string) int {
 		t.Fatalf("no block table in promtool's output:\n%s", out)
 	}
 	return total
+}
+
+// TestOpenMetricsLabels checks that a series carries the PCP labels
+// libpcp would give it, each level's: QA archive sample-labels records
+// context, domain, cluster, item, instance domain and instance labels
+// (pmdumplog -e), and the Parquet file's "pcp.labels" lists every set.
+func TestOpenMetricsLabels(t *testing.T) {
+	needPCP(t)
+	a := filepath.Join(qaDir, "sample-labels")
+	r := run(slow, nil, ours("pcpexport"), "--openmetrics", a)
+	if r.code != 0 {
+		t.Fatalf("pcpexport --openmetrics: %d\n%s", r.code, r.stderr)
+	}
+	want := map[string][]string{
+		// context, domain, cluster, instance domain; instid 2 is blue
+		`sample_colour{hostname="shard",instname="blue",instid="2",`: {`agent="sample"`, `role="testing"`,
+			`cluster="zero"`, `model="RGB"`, `domainname="localdomain"`, `userid="1000"`},
+		// the instances' own labels: m-00 is not transient, m-01 is
+		`sample_mirage{hostname="shard",instname="m-00",instid="0",`: {`transient="false"`},
+		`sample_mirage{hostname="shard",instname="m-01",instid="1",`: {`transient="true"`},
+		// an item's labels (PMID 29.0.64)
+		`sample_rapid_total{hostname="shard",`: {`measure="speed"`, `units="metres per second"`, `unitsystem="SI"`},
+	}
+	for prefix, labels := range want {
+		var line string
+		for _, l := range strings.Split(r.stdout, "\n") {
+			if strings.HasPrefix(l, prefix) {
+				line = l
+				break
+			}
+		}
+		if line == "" {
+			t.Errorf("no series starts %s", prefix)
+			continue
+		}
+		for _, l := range labels {
+			if !strings.Contains(line, ","+l) {
+				t.Errorf("%s: no %s", line, l)
+			}
+		}
+		if strings.Count(line, "hostname=") != 1 {
+			t.Errorf("%s: hostname twice (the context's label and the archive's)", line)
+		}
+	}
+	pq := filepath.Join(t.TempDir(), "l.parquet")
+	if r := run(slow, nil, ours("pcpexport"), "--parquet", "-o", pq, a); r.code != 0 {
+		t.Fatalf("pcpexport --parquet: %d\n%s", r.code, r.stderr)
+	}
+	f, err := os.Open(pq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok := pf.Lookup("pcp.labels")
+	if !ok {
+		t.Fatal("no pcp.labels in the Parquet file's metadata")
+	}
+	var sets []export.LabelMeta
+	if err := json.Unmarshal([]byte(v), &sets); err != nil {
+		t.Fatalf("pcp.labels: %v", err)
+	}
+	found := map[string]bool{}
+	for _, s := range sets {
+		found[s.Type+" "+s.Ident+" "+string(s.Labels)] = true
+	}
+	for _, w := range []string{`domain 29 {"agent":"sample","role":"testing"}`, `cluster 29.0 {"cluster":"zero"}`,
+		`item 29.0.64 {"measure":"speed","units":"metres per second","unitsystem":"SI"}`, `indom 29.1 {"model":"RGB"}`} {
+		if !found[w] {
+			t.Errorf("pcp.labels has no %s", w)
+		}
+	}
 }
