@@ -22,6 +22,7 @@ import (
 type DatasetOptions struct {
 	Jobs  int          // hosts at once; 0: one per CPU
 	Force bool         // redo files whose source has not changed
+	Rates bool         // counters as rates (ParquetRates)
 	Dump  dump.Options // window, metrics (zones do not apply)
 	Warn  func(error)
 	// Report is told of each host that fails; the others go on.
@@ -113,6 +114,9 @@ func exportHost(dir string, h folio.Host, o DatasetOptions, enc int, warn func(e
 		if err != nil {
 			return err
 		}
+		if o.Rates {
+			sig += " (counters as rates)" // a file made the other way is redone
+		}
 		if !o.Force && madeFrom(out) == sig {
 			if o.Done != nil {
 				mu.Lock()
@@ -121,7 +125,7 @@ func exportHost(dir string, h folio.Host, o DatasetOptions, enc int, warn func(e
 			}
 			continue
 		}
-		rows, err := writeParquet(out, a, o.Dump, enc, [][2]string{{sourceKey, sig}})
+		rows, err := writeParquet(out, a, o.Dump, enc, o.Rates, [][2]string{{sourceKey, sig}})
 		if err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/pcptools/pcptools/dump"
 	"github.com/pcptools/pcptools/folio"
 	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/stream"
 )
 
 const demo = "../testdata/example/demo"
@@ -48,6 +49,39 @@ func copyArchive(t *testing.T, base, dir, name, host string) string {
 		}
 	}
 	return filepath.Join(dir, name)
+}
+
+// csvRows is pcpcat --csv's rows of a (dump.CSV), without the header.
+func csvRows(t *testing.T, a *format.Archive) [][]string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := dump.CSV(&b, a, dump.Options{Location: time.UTC}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows[1:]
+}
+
+// openParquet opens a Parquet file for its footer and metadata.
+func openParquet(t *testing.T, path string) *parquet.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pf
 }
 
 func readRows(t *testing.T, path string) []Row {
@@ -82,31 +116,11 @@ func checkParquetRows(t *testing.T, groupRows int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pf := openParquet(t, out)
 	if got, want := len(pf.RowGroups()), int((n+int64(groupRows)-1)/int64(groupRows)); got != want || groupRows < RowGroupRows && n < 3*int64(groupRows) {
 		t.Fatalf("%d rows in groups of %d: %d row groups, want %d (and several groups when they are small)", n, groupRows, got, want)
 	}
-	var b bytes.Buffer
-	if err := dump.CSV(&b, a, dump.Options{Location: time.UTC}); err != nil {
-		t.Fatal(err)
-	}
-	want, err := csv.NewReader(&b).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = want[1:]
+	want := csvRows(t, a)
 	rows := readRows(t, out)
 	if int(n) != len(want) || len(rows) != len(want) {
 		t.Fatalf("wrote %d rows, read %d, CSV has %d", n, len(rows), len(want))
@@ -134,8 +148,8 @@ func checkParquetRows(t *testing.T, groupRows int) {
 			t.Fatalf("groups of %d rows: row %d: parquet %q, csv %q", groupRows, i+2, got, w)
 		}
 	}
-	if st.Mode().Perm()&0o044 == 0 {
-		t.Errorf("output mode %v: others cannot read it", st.Mode())
+	if st, err := os.Stat(out); err != nil || st.Mode().Perm()&0o044 == 0 {
+		t.Errorf("output mode: %v, %v: others cannot read it", st, err)
 	}
 }
 
@@ -297,5 +311,92 @@ func TestPromName(t *testing.T) {
 		if got := PromName(in); got != want {
 			t.Errorf("PromName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestParquetRates checks ParquetRates against rates worked out from
+// pcpcat --csv's text: a counter's value is (v - previous v) / seconds
+// for its metric and instance, NULL for the first, after the demo
+// archive's <mark> and after a decrease; other metrics are as they were.
+func TestParquetRates(t *testing.T) {
+	a, err := format.Open(demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := a.Meta()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := map[string]bool{}
+	for _, d := range meta.Descs {
+		if d.Sem == stream.SemCounter && len(d.Names) > 0 {
+			counter[d.Names[0]] = true
+		}
+	}
+	var marks []time.Time
+	it := a.Records()
+	for it.Next() {
+		if m, ok := it.At().(*stream.Mark); ok {
+			marks = append(marks, m.T.Time())
+		}
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	it.Close()
+	if len(counter) == 0 || len(marks) == 0 {
+		t.Fatalf("the demo archive has %d counters and %d marks: the test needs both", len(counter), len(marks))
+	}
+	out := filepath.Join(t.TempDir(), "rates.parquet")
+	if _, err := ParquetRates(out, a, dump.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	want := csvRows(t, a)
+	rows := readRows(t, out)
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, CSV has %d", len(rows), len(want))
+	}
+	type point struct {
+		t time.Time
+		v float64
+	}
+	last := map[string]point{}
+	rates, nulls := 0, 0
+	for i, r := range rows {
+		w := want[i]
+		tm, err := time.Parse(time.RFC3339Nano, w[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := strconv.ParseFloat(w[3], 64)
+		if err != nil || !counter[w[1]] {
+			continue
+		}
+		k := w[1] + "\x00" + w[2]
+		p, ok := last[k]
+		last[k] = point{tm, v}
+		for _, m := range marks {
+			if ok && p.t.Before(m) && !tm.Before(m) {
+				ok = false
+			}
+		}
+		if !ok || v < p.v {
+			if r.Value != nil {
+				t.Errorf("row %d (%v): rate %v, want NULL (first, after a mark, or a decrease)", i+2, w, *r.Value)
+			}
+			nulls++
+			continue
+		}
+		rate := (v - p.v) / tm.Sub(p.t).Seconds()
+		if r.Value == nil || math.Abs(*r.Value-rate) > 1e-9*math.Max(1, math.Abs(rate)) {
+			t.Errorf("row %d (%v): rate %v, want %v", i+2, w, r.Value, rate)
+		}
+		rates++
+	}
+	if rates == 0 || nulls == 0 {
+		t.Errorf("%d rates and %d NULLs: the test checked too little", rates, nulls)
+	}
+	if v, ok := openParquet(t, out).Lookup("pcp.rates"); !ok || !strings.Contains(v, "per second") {
+		t.Errorf("pcp.rates metadata %q, %v", v, ok)
 	}
 }

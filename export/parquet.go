@@ -67,11 +67,20 @@ const batch = 8192
 // file appears whole, or not at all (it is written beside out under a
 // temporary name and renamed into place on success).
 func Parquet(out string, a *format.Archive, opts dump.Options, extra ...[2]string) (rows int64, err error) {
-	return writeParquet(out, a, opts, encoders, extra)
+	return writeParquet(out, a, opts, encoders, false, extra)
 }
 
-// writeParquet is Parquet with n encoders (0: one per core).
-func writeParquet(out string, a *format.Archive, opts dump.Options, n int, extra [][2]string) (rows int64, err error) {
+// ParquetRates is Parquet with counters as rates: the value of a counter
+// metric is its rate per second since the series' last value (NULL for
+// the first, after a <mark> and where the counter went down), and the
+// file's "pcp.rates" metadata says so.
+func ParquetRates(out string, a *format.Archive, opts dump.Options, extra ...[2]string) (rows int64, err error) {
+	return writeParquet(out, a, opts, encoders, true, extra)
+}
+
+// writeParquet is Parquet with n encoders (0: one per core), counters as
+// rates or not.
+func writeParquet(out string, a *format.Archive, opts dump.Options, n int, rates bool, extra [][2]string) (rows int64, err error) {
 	dir := filepath.Dir(out)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(out)+".tmp-*")
 	if err != nil {
@@ -110,11 +119,25 @@ func writeParquet(out string, a *format.Archive, opts dump.Options, n int, extra
 		parquet.SkipPageBounds("value_text"),
 		parquet.KeyValueMetadata("pcp.time", "time is UTC, in nanoseconds since the epoch (stored without isAdjustedToUTC so that DuckDB keeps nanoseconds)"),
 	}
+	var rt *rater
+	if rates {
+		rt = newRater(meta)
+		extra = append(extra, [2]string{"pcp.rates", ratesNote})
+		onRecord := opts.OnRecord
+		opts.OnRecord = func(rec stream.Record) {
+			if _, ok := rec.(*stream.Mark); ok {
+				rt.mark()
+			}
+			if onRecord != nil {
+				onRecord(rec)
+			}
+		}
+	}
 	for _, p := range append(kv, extra...) {
 		wopts = append(wopts, parquet.KeyValueMetadata(p[0], p[1]))
 	}
 	w := parquet.NewGenericWriter[Row](f, wopts...)
-	rows, err = writeRowGroups(w, a, opts, wopts[:6], n)
+	rows, err = writeRowGroups(w, a, opts, wopts[:6], n, rt)
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		return 0, fmt.Errorf("%s: disk full, nothing written: %w", out, err)
 	}
@@ -286,7 +309,7 @@ type encoded struct {
 // row group (one for each worker beyond the first, up to two). With a
 // few batches only, one worker at a time was busy: 14.5 s for the bench
 // archive against 8.9-9.4 s with a group in flight (docs/export.md).
-func writeRowGroups(w *parquet.GenericWriter[Row], a *format.Archive, opts dump.Options, wopts []parquet.WriterOption, n int) (int64, error) {
+func writeRowGroups(w *parquet.GenericWriter[Row], a *format.Archive, opts dump.Options, wopts []parquet.WriterOption, n int, rt *rater) (int64, error) {
 	if n <= 0 {
 		n = max(runtime.GOMAXPROCS(0), 1)
 	}
@@ -416,7 +439,12 @@ func writeRowGroups(w *parquet.GenericWriter[Row], a *format.Archive, opts dump.
 		if failed.Load() {
 			return errEncoding
 		}
-		cur.add(s)
+		if rt != nil && rt.counter[s.PMID] {
+			v, ok := rt.rate(s)
+			cur.addRate(s, v, ok)
+		} else {
+			cur.add(s)
+		}
 		inGroup++
 		switch {
 		case inGroup == rowGroupRows:

@@ -28,6 +28,7 @@ var opts = toolio.Opts{
 	{Name: "o", Aliases: []string{"output"}, Value: "FILE", Usage: "the output file"},
 	{Name: "j", Aliases: []string{"jobs"}, Value: "N", Kind: toolio.Int, Usage: "with --dataset: `N` hosts at once (default: one per CPU)"},
 	{Name: "force", Usage: "with --dataset: redo files whose archive has not changed"},
+	{Name: "rates", Usage: "with --parquet or --dataset: counters as rates per second (NULL for a series' first value, after a <mark> and after a decrease)"},
 	toolio.OptStart,
 	toolio.OptFinish,
 	toolio.OptQuiet,
@@ -94,8 +95,15 @@ func action(c *cli.Context, stdin *os.File, stdout, stderr io.Writer) (err error
 		dopts.OnRecord = pr.Record
 	}
 	if c.Bool("parquet") {
-		_, err := export.Parquet(out, a, dopts)
+		write := export.Parquet
+		if c.Bool("rates") {
+			write = export.ParquetRates
+		}
+		_, err := write(out, a, dopts)
 		return err
+	}
+	if c.Bool("rates") {
+		return toolio.UsageError{Msg: "--rates goes with --parquet or --dataset (OpenMetrics has counters of its own)"}
 	}
 	if out != "" && out != "-" {
 		return openMetricsFile(out, a, dopts)
@@ -152,7 +160,7 @@ func openMetricsFile(out string, a *format.Archive, dopts dump.Options) (err err
 
 func dataset(c *cli.Context, dir string, dopts dump.Options, stderr io.Writer) error {
 	o := export.DatasetOptions{
-		Jobs: c.Int("j"), Force: c.Bool("force"), Dump: dopts, Warn: warner(stderr),
+		Jobs: c.Int("j"), Force: c.Bool("force"), Rates: c.Bool("rates"), Dump: dopts, Warn: warner(stderr),
 		Report: func(host string, err error) { fmt.Fprintf(stderr, "pcpexport: host %s: %v\n", host, err) },
 	}
 	// A failed host was reported as it failed; the error says how many.
