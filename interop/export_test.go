@@ -2,6 +2,7 @@ package interop
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -163,16 +164,11 @@ func TestOpenMetricsLabels(t *testing.T) {
 	if r := run(slow, nil, ours("pcpexport"), "--parquet", "-o", pq, a); r.code != 0 {
 		t.Fatalf("pcpexport --parquet: %d\n%s", r.code, r.stderr)
 	}
-	f, err := os.Open(pq)
+	b, err := os.ReadFile(pq)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
+	pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		t.Fatal(err)
 	}
