@@ -59,6 +59,9 @@ func TestOpenMetricsPromtool(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("promtool refused our OpenMetrics: %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
+		if want == 0 {
+			return // no sample, no block, and no table (procpid-encode2 holds strings only)
+		}
 		if got := blockSamples(t, r.stdout); got != want {
 			t.Fatalf("promtool's blocks hold %d samples, we wrote %d\n%s", got, want, r.stdout)
 		}
