@@ -78,12 +78,11 @@ func labelMetadata(m *format.Metadata) (string, error) {
 // name. It takes the last label set of each (type, identity) that the
 // archive records: the labels in force at its end.
 type seriesLabels struct {
-	last  map[[2]uint32]*stream.LabelSet
-	cache map[[2]int64][][2]string
+	last map[[2]uint32]*stream.LabelSet
 }
 
 func newSeriesLabels(m *format.Metadata) *seriesLabels {
-	x := &seriesLabels{last: map[[2]uint32]*stream.LabelSet{}, cache: map[[2]int64][][2]string{}}
+	x := &seriesLabels{last: map[[2]uint32]*stream.LabelSet{}}
 	for _, ls := range m.LabelSets {
 		ident := ls.Ident
 		if ls.Type&stream.LabelTypeMask == stream.LabelContext {
@@ -95,15 +94,9 @@ func newSeriesLabels(m *format.Metadata) *seriesLabels {
 }
 
 // of returns the labels of (p, inst) as name and value pairs, in name
-// order; a value is the label's JSON value, a string unquoted.
+// order; a value is the label's JSON value, a string unquoted. The caller
+// keeps them per series: they are worked out each time.
 func (x *seriesLabels) of(p stream.PMID, d *stream.Desc, inst int32, hasInst bool) [][2]string {
-	key := [2]int64{int64(p), int64(inst)}
-	if !hasInst {
-		key[1] = int64(stream.InstNull) - 1
-	}
-	if l, ok := x.cache[key]; ok {
-		return l
-	}
 	vals := map[string]string{}
 	add := func(typ, ident uint32, inst int32, any bool) {
 		ls := x.last[[2]uint32{typ, ident}]
@@ -143,34 +136,17 @@ func (x *seriesLabels) of(p stream.PMID, d *stream.Desc, inst int32, hasInst boo
 		out = append(out, [2]string{n, v})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
-	x.cache[key] = out
 	return out
 }
 
-// omLabels are seriesLabels as OpenMetrics labels: names made
-// Prometheus' (PromName's mapping), and leaving out the names of the
+// promLabels are the labels of (p, inst) as OpenMetrics labels: names
+// made Prometheus' (PromName's mapping), leaving out the names of the
 // labels pcpexport gives every sample (hostname, instname, instid), which
 // come from the archive's label and instance domains.
-type omLabels struct {
-	*seriesLabels
-	cache map[[2]int64][][2]string
-}
-
-func newOMLabels(m *format.Metadata) *omLabels {
-	return &omLabels{seriesLabels: newSeriesLabels(m), cache: map[[2]int64][][2]string{}}
-}
-
-func (x *omLabels) of(p stream.PMID, d *stream.Desc, inst int32, hasInst bool) [][2]string {
-	key := [2]int64{int64(p), int64(inst)}
-	if !hasInst {
-		key[1] = int64(stream.InstNull) - 1
-	}
-	if l, ok := x.cache[key]; ok {
-		return l
-	}
+func (x *seriesLabels) promLabels(p stream.PMID, d *stream.Desc, inst int32, hasInst bool) [][2]string {
 	var out [][2]string
 	seen := map[string]bool{"hostname": true, "instname": true, "instid": true}
-	for _, l := range x.seriesLabels.of(p, d, inst, hasInst) {
+	for _, l := range x.of(p, d, inst, hasInst) {
 		n := PromName(l[0])
 		if seen[n] || len(n) >= 2 && n[:2] == "__" {
 			continue // reserved, or two PCP names that map to one
@@ -178,6 +154,5 @@ func (x *omLabels) of(p stream.PMID, d *stream.Desc, inst int32, hasInst bool) [
 		seen[n] = true
 		out = append(out, [2]string{n, l[1]})
 	}
-	x.cache[key] = out
 	return out
 }

@@ -33,8 +33,13 @@ func OpenMetrics(w io.Writer, a *format.Archive, opts dump.Options) (samples, sk
 		pmid stream.PMID
 		inst int32
 	}
-	lastMs := map[series]int64{}
-	pcpLabels := newOMLabels(meta)
+	// Per series: the millisecond of its last sample, and its PCP labels.
+	type seriesState struct {
+		ms     int64
+		labels [][2]string
+	}
+	states := map[series]*seriesState{}
+	pcpLabels := newSeriesLabels(meta)
 	var order []*family
 	err = dump.Samples(a, opts, func(s *dump.Sample) error {
 		f := fams[s.PMID]
@@ -49,11 +54,15 @@ func OpenMetrics(w io.Writer, a *format.Archive, opts dump.Options) (samples, sk
 		}
 		k := series{s.PMID, s.Inst}
 		ms := floorDiv(s.Time.Sec*1e9+int64(s.Time.Nsec), 1e6)
-		if last, ok := lastMs[k]; ok && last == ms {
+		st := states[k]
+		if st == nil {
+			st = &seriesState{labels: pcpLabels.promLabels(s.PMID, meta.ByPMID[s.PMID], s.Inst, s.HasInstance)}
+			states[k] = st
+		} else if st.ms == ms {
 			skipped++
 			return nil
 		}
-		lastMs[k] = ms
+		st.ms = ms
 		b := f.b
 		b = append(b, f.sample...)
 		b = append(b, `{hostname="`...)
@@ -65,7 +74,7 @@ func OpenMetrics(w io.Writer, a *format.Archive, opts dump.Options) (samples, sk
 			b = strconv.AppendInt(b, int64(s.Inst), 10)
 		}
 		b = append(b, '"')
-		for _, l := range pcpLabels.of(s.PMID, meta.ByPMID[s.PMID], s.Inst, s.HasInstance) {
+		for _, l := range st.labels {
 			b = append(b, ',')
 			b = append(b, l[0]...)
 			b = append(b, `="`...)
