@@ -141,6 +141,25 @@ func (a *asyncWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	n := len(p)
+	if a.direct && len(p) >= a.size {
+		// A slice of a chunk or more (a large result) fills the chunk
+		// being filled, and whole chunks of the rest are written from
+		// the slice itself: copied into chunks, a 2 MB result of
+		// pcpmmv record cost 0.75 ms a sample to write, 0.6 ms without.
+		if a.buf == nil {
+			a.buf = a.chunk()
+		}
+		k := min(a.size-len(a.buf), len(p))
+		a.buf = append(a.buf, p[:k]...)
+		p = p[k:]
+		a.send()
+		rest := len(p) &^ (a.size - 1)
+		a.writeDirect(p[:rest])
+		p = p[rest:]
+		if err := a.check(); err != nil {
+			return n - len(p), err
+		}
+	}
 	for len(p) > 0 {
 		if a.buf == nil {
 			a.buf = a.chunk()

@@ -160,7 +160,8 @@ func checkAsyncWriterInPlace(t *testing.T, newAsyncWriter func(io.Writer) *async
 		t.Fatalf("%d bytes written, want %d (or they differ)", got.Len(), len(want))
 	}
 	for i, n := range got.n[:len(got.n)-1] {
-		if n != asyncChunk {
+		// (a direct writer writes whole chunks of a large slice at once)
+		if n != asyncChunk && (!a.direct || n%asyncChunk != 0) {
 			t.Fatalf("write %d of %d is %d bytes", i, len(got.n), n)
 		}
 	}

@@ -3,6 +3,7 @@ package mmv
 import (
 	"context"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/pcptools/pcptools/format"
@@ -17,6 +18,10 @@ type RecordOptions struct {
 	Hostname string        // for the archive label ("": os.Hostname)
 	Timezone string        // for the archive label ("": UTC)
 	Writer   format.WriterOptions
+	// Stats, when set, is told at the end the CPU time (user and
+	// system, of the whole process) the samples after the first took,
+	// per sample: what recording costs once the metadata is written.
+	Stats func(samples int, user, sys time.Duration)
 }
 
 // Output is where Record writes: an archive (format.Writer, through
@@ -77,6 +82,7 @@ func RecordTo(ctx context.Context, s *Sampler, w Output, o RecordOptions) (sampl
 			w.Abort(err)
 		}
 	}()
+	defer s.Close()
 	flush, _ := w.(interface{ Flush() error })
 	start := time.Now()
 	if err := w.Write(&stream.Label{Version: o.Writer.Version, PID: int32(os.Getpid()), Start: stream.FromTime(start),
@@ -92,6 +98,16 @@ func RecordTo(ctx context.Context, s *Sampler, w Output, o RecordOptions) (sampl
 	tick := time.NewTicker(o.Interval)
 	defer tick.Stop()
 	t := start
+	var first syscall.Rusage
+	if o.Stats != nil {
+		defer func() {
+			var last syscall.Rusage
+			if err == nil && samples > 1 && syscall.Getrusage(syscall.RUSAGE_SELF, &last) == nil {
+				n := time.Duration(samples - 1)
+				o.Stats(samples-1, time.Duration(last.Utime.Nano()-first.Utime.Nano())/n, time.Duration(last.Stime.Nano()-first.Stime.Nano())/n)
+			}
+		}()
+	}
 	for {
 		if err := s.Sample(t, w.Write); err != nil {
 			return samples, err
@@ -102,6 +118,9 @@ func RecordTo(ctx context.Context, s *Sampler, w Output, o RecordOptions) (sampl
 			}
 		}
 		samples++
+		if samples == 1 && o.Stats != nil {
+			syscall.Getrusage(syscall.RUSAGE_SELF, &first)
+		}
 		if o.Count > 0 && samples >= o.Count {
 			break
 		}

@@ -82,9 +82,9 @@ func cloneFile(f *File) *File {
 // the same records whether each sample decodes its files or refreshes
 // them.
 func TestSamplerRefreshLikeDecode(t *testing.T) {
-	defer func() { noRefresh = false }()
-	run := func(off bool) []string {
-		noRefresh = off
+	defer func() { noRefresh, noPlan = false, false }()
+	run := func(off, offPlan bool) ([]string, int) {
+		noRefresh, noPlan = off, offPlan
 		dir := t.TempDir()
 		r := rand.New(rand.NewPCG(1, 1))
 		files := map[string][]byte{
@@ -127,15 +127,25 @@ func TestSamplerRefreshLikeDecode(t *testing.T) {
 				out = append(out, fmt.Sprintf("%d %#v", i, rec))
 			}
 		}
-		return out
+		return out, s.planned
 	}
-	decoded, refreshed := run(true), run(false)
-	if len(decoded) != len(refreshed) {
-		t.Fatalf("%d records refreshing, %d decoding", len(refreshed), len(decoded))
-	}
-	for i := range decoded {
-		if decoded[i] != refreshed[i] {
-			t.Fatalf("record %d differs:\ndecoding:   %s\nrefreshing: %s", i, decoded[i], refreshed[i])
+	decoded, _ := run(true, true)
+	for _, mode := range []struct {
+		name              string
+		noRefresh, noPlan bool
+	}{{"refreshing", false, true}, {"planned", true, false}, {"refreshing and planned", false, false}} {
+		got, planned := run(mode.noRefresh, mode.noPlan)
+		t.Logf("%s: %d of 40 samples through a plan", mode.name, planned)
+		if !mode.noPlan && planned < 5 {
+			t.Fatalf("%s: %d of 40 samples through a plan", mode.name, planned)
+		}
+		if len(decoded) != len(got) {
+			t.Fatalf("%d records %s, %d decoding", len(got), mode.name, len(decoded))
+		}
+		for i := range decoded {
+			if decoded[i] != got[i] {
+				t.Fatalf("record %d differs:\ndecoding: %s\n%s: %s", i, decoded[i], mode.name, got[i])
+			}
 		}
 	}
 }

@@ -37,8 +37,11 @@ type Sampler struct {
 	cur    []loaded                  // the files of the sample in progress
 	rb     stream.ResultBuilder
 	// the files' last snapshots, by path (see read)
-	snaps map[string]*snapshot
-	res   stream.Result // kept between samples
+	snaps   map[string]*snapshot
+	res     stream.Result // kept between samples
+	plan    *plan         // the last result, to patch (see plan.go)
+	trace   []planTrace   // where the values of the result being built came from
+	planned int           // samples taken through a plan (for tests)
 }
 
 func (s *Sampler) warn(err error) {
@@ -49,6 +52,7 @@ func (s *Sampler) warn(err error) {
 
 // loaded is one file read in a sample.
 type loaded struct {
+	path    string
 	client  string
 	f       *File
 	cluster uint32
@@ -133,7 +137,7 @@ func (s *Sampler) files() []string {
 	return out
 }
 
-func (s *Sampler) load() []loaded {
+func (s *Sampler) load() ([]loaded, []string) {
 	tries, wait := s.Tries, s.Wait
 	if tries <= 0 {
 		tries = 5
@@ -161,7 +165,7 @@ func (s *Sampler) load() []loaded {
 		if !f.ProcessAlive() {
 			continue // pmdammv drops the files of processes that died
 		}
-		out = append(out, loaded{client: filepath.Base(p), f: f, cluster: f.Cluster, snap: sn})
+		out = append(out, loaded{path: p, client: filepath.Base(p), f: f, cluster: f.Cluster, snap: sn})
 	}
 	// pmdammv honours a requested cluster and gives each file asking
 	// for none (0) the lowest cluster not yet used, in name order.
@@ -175,7 +179,7 @@ func (s *Sampler) load() []loaded {
 		}
 		used[out[i].cluster] = true
 	}
-	return out
+	return out, paths
 }
 
 // Sample reads the files once and emits the records for time t: the
@@ -192,7 +196,10 @@ func (s *Sampler) Sample(t time.Time, emit func(stream.Record) error) error {
 		now = s.Now
 	}
 	ts := stream.FromTime(t)
-	files := s.load()
+	if ok, err := s.samplePlanned(ts, now, emit); ok || err != nil {
+		return err
+	}
+	files, paths := s.load()
 	s.cur = files
 	defer func() { s.cur = nil }()
 	seen := map[string]uint64{}
@@ -210,6 +217,7 @@ func (s *Sampler) Sample(t time.Time, emit func(stream.Record) error) error {
 		}
 	}
 	s.rb.Reset()
+	s.trace = s.trace[:0]
 	if _, ok := s.labels[[2]uint32{stream.LabelDomain, Domain}]; !ok {
 		s.labels[[2]uint32{stream.LabelDomain, Domain}] = ""
 		if err := emit(&stream.LabelSet{T: ts, Type: stream.LabelDomain, Ident: Domain,
@@ -221,8 +229,8 @@ func (s *Sampler) Sample(t time.Time, emit func(stream.Record) error) error {
 		return err
 	}
 	names := map[string]bool{}
-	for _, l := range files {
-		if err := s.sampleFile(l, ts, now(), names, emit); err != nil {
+	for i, l := range files {
+		if err := s.sampleFile(i, l, ts, now(), names, emit); err != nil {
 			return err
 		}
 	}
@@ -231,6 +239,7 @@ func (s *Sampler) Sample(t time.Time, emit func(stream.Record) error) error {
 	if err := s.rb.Build(ts, &s.res); err != nil {
 		return err
 	}
+	s.makePlan(files, paths)
 	return emit(&s.res)
 }
 
@@ -249,7 +258,7 @@ func desc(m *Metric, cluster uint32, name string) *stream.Desc {
 	return d
 }
 
-func (s *Sampler) sampleFile(l loaded, ts stream.Timestamp, now time.Time, names map[string]bool, emit func(stream.Record) error) error {
+func (s *Sampler) sampleFile(fi int, l loaded, ts stream.Timestamp, now time.Time, names map[string]bool, emit func(stream.Record) error) error {
 	f := l.f
 	prefix := Prefix + "." + l.client + "."
 	if f.Flags&FlagNoPrefix != 0 {
@@ -264,7 +273,7 @@ func (s *Sampler) sampleFile(l loaded, ts stream.Timestamp, now time.Time, names
 			return err
 		}
 	}
-	s.sampleValues(l, ok, now)
+	s.sampleValues(fi, l, ok, now)
 	return nil
 }
 
@@ -372,7 +381,7 @@ func (s *Sampler) sampleMeta(l loaded, ts stream.Timestamp, prefix string, names
 // sampleValues adds the values of the metrics of a file the sample takes
 // to the result, grouped by metric in metric order, each group in the
 // file's order.
-func (s *Sampler) sampleValues(l loaded, ok []bool, now time.Time) {
+func (s *Sampler) sampleValues(fi int, l loaded, ok []bool, now time.Time) {
 	f := l.f
 	var ord *valueOrder
 	if l.snap != nil && l.snap.fresh && l.snap.order != nil {
@@ -402,6 +411,7 @@ func (s *Sampler) sampleValues(l loaded, ok []bool, now time.Time) {
 					open = true
 				}
 				s.rb.PutBits(ord.inst[k], bits)
+				s.trace = append(s.trace, planTrace{int32(fi), k})
 			}
 			continue
 		}
@@ -416,6 +426,7 @@ func (s *Sampler) sampleValues(l loaded, ok []bool, now time.Time) {
 			}
 			val.Inst = ord.inst[k]
 			s.rb.Put(val)
+			s.trace = append(s.trace, planTrace{int32(fi), k})
 		}
 	}
 }
@@ -549,6 +560,7 @@ func (s *Sampler) control(ts stream.Timestamp, nfiles int, emit func(stream.Reco
 			v = int64(nfiles)
 		}
 		s.rb.Add(pmid, stream.Type32, stream.Val{I: v})
+		s.trace = append(s.trace, planTrace{-1, 0})
 	}
 	return nil
 }

@@ -36,11 +36,17 @@ ticks() { # utime+stime of a PID, in clock ticks
 }
 HZ=$(getconf CLK_TCK)
 
-# ours: the whole process over N samples, and the steady state (the
-# difference from a run of one sample, over N-1)
-/usr/bin/time -f '%U %S' -o "$D/ours1.time" "$D/pcpmmv" record -t 1s -s 1 "$F" -o "$D/ours1"
-/usr/bin/time -f '%U %S' -o "$D/ours.time" "$D/pcpmmv" record -t 1s -s "$N" "$F" -o "$D/ours"
-paste "$D/ours.time" "$D/ours1.time" | awk -v n="$N" '{printf "pcpmmv record: %.2f ms CPU per sample (user+sys, whole process); %.2f ms per sample after the first\n", ($1+$2)*1000/n, (($1+$2)-($3+$4))*1000/(n-1)}'
+# ours: the whole process over N samples (GNU time, 10 ms ticks), and the
+# steady state: the CPU time the process took over the samples after the
+# first, per sample, as it counts it itself (getrusage, microseconds;
+# PCPTOOLS_RECORDSTATS). Like for like with pmlogger, which never syncs:
+# --no-sync; and synced, as our default.
+/usr/bin/time -f '%U %S' -o "$D/ours.time" "$D/pcpmmv" record --no-sync -t 1s -s "$N" "$F" -o "$D/ours"
+awk -v n="$N" '{printf "pcpmmv record --no-sync: %.2f ms CPU per sample (user+sys, whole process)\n", ($1+$2)*1000/n}' "$D/ours.time"
+rm -f "$D"/ours.*
+PCPTOOLS_RECORDSTATS=1 "$D/pcpmmv" record --no-sync -t 1s -s "$N" "$F" -o "$D/ours" 2>&1 | sed 's/^pcpmmv:/pcpmmv record --no-sync:/'
+rm -f "$D"/ours.*
+PCPTOOLS_RECORDSTATS=1 "$D/pcpmmv" record -t 1s -s "$N" "$F" -o "$D/ours" 2>&1 | sed 's/^pcpmmv:/pcpmmv record (synced):/'
 
 # PCP: pmcd + pmdammv + pmlogger
 printf 'pmcd\t2\tdso\tpmcd_init\t/var/lib/pcp/pmdas/pmcd/pmda_pmcd.so\nmmv\t70\tpipe\tbinary\t/usr/lib/pcp/pmdas/mmv/pmdammv -d 70\n' > "$D/pmcd.conf"

@@ -41,6 +41,12 @@ func record(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 				return toolio.Usagef("name one MMV file or directory (and -o ARCHIVE, or the record stream goes to standard output)")
 			}
 			o := mmv.RecordOptions{Count: c.Int("s")}
+			if os.Getenv("PCPTOOLS_RECORDSTATS") != "" { // (scripts/bench-mmv.sh)
+				o.Stats = func(n int, user, sys time.Duration) {
+					fmt.Fprintf(stderr, "pcpmmv: %d samples after the first: CPU per sample %.3f ms (user %.3f, system %.3f)\n",
+						n, float64(user+sys)/1e6, float64(user)/1e6, float64(sys)/1e6)
+				}
+			}
 			var err error
 			if o.Interval, err = duration(c.String("t")); err != nil {
 				return err
