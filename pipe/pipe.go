@@ -26,7 +26,8 @@
 //     at every stage instead of copied.
 //   - Version 2 encoding: it cannot carry nanoseconds or 64-bit seconds. A
 //     v2 origin is kept in a flag instead, so that v2 in, v2 out still holds
-//     across a pipe.
+//     across a pipe; a v2 result keeps its pointers under that flag (stream
+//     version 2), so that no stage moves them.
 //   - Checksums per frame: a pipe does not flip bits, and the frames are
 //     already checked by their length words and by the record decoders.
 //   - Variable-length integers in the frame header: a fixed header is what
@@ -47,8 +48,11 @@ import (
 // bzip2 file starts with it.
 const Magic = "\x89PCPpipe"
 
-// Version is the version of the format this package reads and writes.
-const Version = 1
+// Version is the version of the format this package writes; it reads
+// this one and every one before it. Version 2 added the V2 flag on RESULT
+// frames (a result whose pointers are those of its v2 record), which a
+// version 1 reader would ignore and misread.
+const Version = 2
 
 // Sizes of the fixed parts.
 const (
@@ -109,7 +113,9 @@ func (k FrameKind) String() string {
 
 // FlagV2 in a frame header says that the record came from a version 2
 // archive: a LABEL of version 2, an INDOM of encoding stream.InDomV2, a
-// LABELSET with V2 set. The payload is still the v3 encoding.
+// LABELSET with V2 set, and (from stream version 2) a RESULT whose value
+// pointers are those of its v2 record, one word smaller than in v3. The
+// payload is otherwise the v3 encoding.
 const FlagV2 uint8 = 0x01
 
 // IsPipeStream reports whether peek, the first bytes of an input, starts a

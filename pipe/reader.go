@@ -24,16 +24,18 @@ import (
 // The record returned by At, and every slice inside it, is valid only until
 // the next call to Next: the Reader reuses its Label, Result and Mark
 // records, and a Result's Body points into the Reader's buffer. Results
-// are *stream.Result with Version 3. A stream that ends without an END
+// are *stream.Result with Version 3, or 2 for a RESULT frame with the V2
+// flag (stream version 2 on). A stream that ends without an END
 // frame is an error wrapping io.ErrUnexpectedEOF; an ERROR frame from the
 // producer is an *UpstreamError; damage is a *format.FormatError with the
 // byte offset in the stream.
 type Reader struct {
 	br      *bufio.Reader
 	name    string
-	off     int64 // stream offset of the next unread byte
-	started bool  // the stream header has been read
-	label   bool  // a LABEL frame has been read
+	off     int64  // stream offset of the next unread byte
+	started bool   // the stream header has been read
+	version uint16 // the stream's
+	label   bool   // a LABEL frame has been read
 	done    bool
 	err     error
 	cur     stream.Record
@@ -106,9 +108,11 @@ func (r *Reader) readHeader() bool {
 	case !IsPipeStream(h):
 		return r.fail(at, nil, "not a pipe stream: bad magic %q", h[:min(len(h), len(Magic))])
 	}
-	if v := binary.BigEndian.Uint16(h[8:]); v != Version {
-		return r.fail(at+8, nil, "pipe stream version %d; this program reads version %d only (use the same release of the tools on both sides of the pipe)", v, Version)
+	v := binary.BigEndian.Uint16(h[8:])
+	if v < 1 || v > Version {
+		return r.fail(at+8, nil, "pipe stream version %d; this program reads versions 1 to %d only (use the same release of the tools on both sides of the pipe)", v, Version)
 	}
+	r.version = v
 	r.br.Discard(HeaderSize)
 	r.off = at + HeaderSize
 	return true
@@ -297,6 +301,9 @@ func (r *Reader) decode(start int64, kind FrameKind, flags uint8, t stream.Times
 		}
 		if r.res.T != t {
 			return mismatch(r.res.T)
+		}
+		if !mark && flags&FlagV2 != 0 && r.version >= 2 {
+			r.res.Version = 2 // pointers as in the v2 record it came from
 		}
 		// A stream is input like any other: a result whose value sets or
 		// pointers run outside it stops here, as it would in an archive,

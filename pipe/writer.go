@@ -22,12 +22,13 @@ const BufferSize = 1 << 20
 // finish. Neither closes the underlying io.Writer. A Writer is not safe for
 // concurrent use.
 type Writer struct {
-	bw      *bufio.Writer
-	scratch []byte // encoding buffer for records that do not fit bw's free space
-	label   bool   // a LABEL frame has been written
-	meta    bool   // a METADATA frame awaits its LABEL
-	done    bool   // END or ERROR written
-	err     error  // sticky I/O error
+	bw      frameBuf
+	scratch []byte        // encoding buffer for records that do not fit bw's free space
+	label   bool          // a LABEL frame has been written
+	meta    bool          // a METADATA frame awaits its LABEL
+	done    bool          // END or ERROR written
+	err     error         // sticky I/O error
+	v3      stream.Result // a v2 result's body framed as v3 (writeResult)
 }
 
 // ErrFinished is returned by Write after Close or Fail.
@@ -38,13 +39,25 @@ func NewWriter(w io.Writer) *Writer { return newWriterSize(w, BufferSize) }
 
 // newWriterSize lets tests use a small buffer.
 func newWriterSize(w io.Writer, size int) *Writer {
-	wr := &Writer{bw: bufio.NewWriterSize(w, size)}
+	wr := &Writer{bw: newFrameBuf(w, size)}
 	var h [HeaderSize]byte
 	copy(h[:], Magic)
 	binary.BigEndian.PutUint16(h[8:], Version)
 	wr.bw.Write(h[:]) // an error is kept by bufio and returned by a later write
 	return wr
 }
+
+// frameBuf is the Writer's buffer: a bufio.Writer, or on Linux, into a
+// pipe, a spliceBuf. Frames are built in AvailableBuffer's room and
+// written with Write.
+type frameBuf interface {
+	Available() int
+	AvailableBuffer() []byte
+	Write([]byte) (int, error)
+	Flush() error
+}
+
+func newBufio(w io.Writer, size int) frameBuf { return bufio.NewWriterSize(w, size) }
 
 func appendFrameHeader(dst []byte, kind FrameKind, flags uint8, n int, t stream.Timestamp) []byte {
 	dst = append(dst, byte(kind), flags, 0, 0)
@@ -202,8 +215,17 @@ func (w *Writer) writeResult(r *stream.Result) error {
 	} else {
 		b = w.bw.AvailableBuffer()
 	}
-	b = appendFrameHeader(b, FrameResult, 0, n, r.T)
-	b, err := format.AppendResult(b, r, 3)
+	// A v2 result keeps its pointers (the V2 flag says so): no pass over
+	// its value sets here to move them, nor in a consumer writing v2.
+	var flags uint8
+	res := r
+	if r.Version == 2 {
+		flags = FlagV2
+		w.v3 = stream.Result{T: r.T, Version: 3, Body: r.Body}
+		res = &w.v3
+	}
+	b = appendFrameHeader(b, FrameResult, flags, n, r.T)
+	b, err := format.AppendResult(b, res, 3)
 	if fromScratch {
 		w.scratch = b[:0]
 	}
