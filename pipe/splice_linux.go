@@ -26,8 +26,9 @@ import (
 // a recorder wants seen now, the END frame) writes those bytes with
 // write(2), a copy, and leaves the buffer free. If the pipe grows past
 // the buffers' size (its reader may resize it), they are not reused: new
-// ones of the new size are made, and the old ones are left mapped, since
-// the pipe may still hold their pages.
+// ones of the new size are made. Unmapping a buffer (then, or when the
+// Writer ends) is safe even while the pipe holds its pages: the pipe keeps
+// its own references to them, and unmapping changes no byte.
 type spliceBuf struct {
 	f    *os.File
 	fd   int
@@ -62,8 +63,10 @@ func newFrameBuf(w io.Writer, size int) frameBuf {
 // noSplice makes every Writer buffer with bufio (tests comparing).
 var noSplice = false
 
-// alloc maps two buffers of at least size bytes, whole pages.
+// alloc maps two buffers of at least size bytes, whole pages, in place of
+// any it had.
 func (s *spliceBuf) alloc(size int) bool {
+	s.release()
 	page := os.Getpagesize()
 	size = (size + page - 1) / page * page
 	for i := range s.bufs {
@@ -75,6 +78,16 @@ func (s *spliceBuf) alloc(size int) bool {
 	}
 	s.cur, s.n = 0, 0
 	return true
+}
+
+// release unmaps the buffers; the spliceBuf is not used after.
+func (s *spliceBuf) release() {
+	for i, b := range s.bufs {
+		if b != nil {
+			unix.Munmap(b)
+			s.bufs[i] = nil
+		}
+	}
 }
 
 func (s *spliceBuf) Available() int { return len(s.bufs[s.cur]) - s.n }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pcptools/pcptools/stream"
 )
 
 // TestSpliceBufKeepsEveryByte: bytes written through a spliceBuf into a
@@ -179,4 +181,50 @@ func BenchmarkFrameBufPipe(b *testing.B) {
 			b.ReportMetric(sys.Seconds()/float64(b.N)*4, "sys-s/GiB")
 		})
 	}
+}
+
+// TestWriterIntoAPipe: a Writer on a pipe (a spliceBuf) writes the bytes a
+// Writer on a buffer writes, records large and small, and gives its
+// buffers back at Close.
+func TestWriterIntoAPipe(t *testing.T) {
+	base := sampleRecords()
+	recs := []stream.Record{base[0]}
+	for i := 0; i < 1000; i++ {
+		for _, r := range base[1:] {
+			if r.Kind() == stream.KindLabel {
+				continue
+			}
+			recs = append(recs, r)
+		}
+		body := resultBody(3, tset{pmid: 1, valfmt: stream.ValDptr, vals: []tval{{inst: 0, vtype: 0, payload: make([]byte, (i%7)*50000+4)}}})
+		recs = append(recs, &stream.Result{T: ts(1700000000+int64(i), 0), Version: 3, Body: body})
+	}
+	want := encode(t, recs)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); got <- b }()
+	pw := NewWriter(w)
+	sb, ok := pw.bw.(*spliceBuf)
+	if !ok {
+		t.Fatalf("a Writer on a pipe buffers with %T", pw.bw)
+	}
+	for _, rec := range recs {
+		if err := pw.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if b := <-got; !bytes.Equal(b, want) {
+		t.Fatalf("%d bytes through the pipe, %d through a buffer, or they differ", len(b), len(want))
+	}
+	if sb.bufs[0] != nil || sb.bufs[1] != nil {
+		t.Fatal("the buffers are still mapped after Close")
+	}
+	t.Logf("%d bytes", len(want))
 }

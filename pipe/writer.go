@@ -57,6 +57,14 @@ type frameBuf interface {
 	Flush() error
 }
 
+// release gives back the buffer's memory when it is a spliceBuf, once
+// the stream has ended.
+func (w *Writer) release() {
+	if r, ok := w.bw.(interface{ release() }); ok {
+		r.release()
+	}
+}
+
 func newBufio(w io.Writer, size int) frameBuf { return bufio.NewWriterSize(w, size) }
 
 func appendFrameHeader(dst []byte, kind FrameKind, flags uint8, n int, t stream.Timestamp) []byte {
@@ -266,6 +274,7 @@ func (w *Writer) Close() error {
 		return w.err
 	}
 	w.done = true
+	defer w.release()
 	if w.err != nil {
 		return w.err
 	}
@@ -288,6 +297,7 @@ func (w *Writer) Fail(err error) error {
 		return ErrFinished
 	}
 	w.done = true
+	defer w.release()
 	if w.err != nil {
 		return w.err
 	}
