@@ -91,6 +91,8 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchmem $(BENCHFLAGS) ./...
 	scripts/bench.sh
 	scripts/bench-export.sh
+	scripts/bench-pipe.sh --runs 5
+	scripts/bench-mmv.sh 30
 
 PREFIX ?= /usr/local
 DESTDIR ?=
