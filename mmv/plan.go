@@ -264,12 +264,12 @@ func (s *Sampler) makePlan(files []loaded, paths []string) {
 	}
 	per := make([]slots, len(files))
 	for i, l := range files {
-		if l.snap == nil || l.snap.meta == nil || l.snap.data == nil {
+		if l.snap == nil || l.snap.meta == nil || l.snap.data == nil || l.path != paths[i] {
 			return
 		}
 		f := l.f
 		pf := &p.files[i]
-		pf.path, pf.old, pf.valOff, pf.flags, pf.process = paths[i], l.snap.data, f.valOff, f.Flags, f.Process
+		pf.path, pf.old, pf.valOff, pf.flags, pf.process = l.path, l.snap.data, f.valOff, f.Flags, f.Process
 		pf.alive, pf.sentinel = f.ProcessAlive(), f.Flags&FlagSentinel != 0
 		pf.nvals = len(f.Values)
 		sl := &per[i]
