@@ -97,14 +97,14 @@ func (s *Sampler) Close() error {
 	return nil
 }
 
-// samplePlanned takes the sample through the plan, when there is one and
-// it holds; it reports whether it did.
-func (s *Sampler) samplePlanned(ts stream.Timestamp, now func() time.Time, emit func(stream.Record) error) (bool, error) {
+// samplePlanned takes the sample of the files named by paths through the
+// plan, when there is one and it holds; it reports whether it did.
+func (s *Sampler) samplePlanned(paths []string, ts stream.Timestamp, now func() time.Time, emit func(stream.Record) error) (bool, error) {
 	p := s.plan
 	if p == nil {
 		return false, nil
 	}
-	if paths := s.files(); !slices.Equal(paths, p.paths) {
+	if !slices.Equal(paths, p.paths) {
 		s.dropPlan()
 		return false, nil
 	}

@@ -137,7 +137,8 @@ func (s *Sampler) files() []string {
 	return out
 }
 
-func (s *Sampler) load() ([]loaded, []string) {
+// load reads the files named by paths (Sampler.files) for a sample.
+func (s *Sampler) load(paths []string) []loaded {
 	tries, wait := s.Tries, s.Wait
 	if tries <= 0 {
 		tries = 5
@@ -150,7 +151,6 @@ func (s *Sampler) load() ([]loaded, []string) {
 	if s.snaps == nil {
 		s.snaps = map[string]*snapshot{}
 	}
-	paths := s.files()
 	for p := range s.snaps {
 		if !slices.Contains(paths, p) {
 			delete(s.snaps, p) // gone: its bytes go too
@@ -179,7 +179,7 @@ func (s *Sampler) load() ([]loaded, []string) {
 		}
 		used[out[i].cluster] = true
 	}
-	return out, paths
+	return out
 }
 
 // Sample reads the files once and emits the records for time t: the
@@ -196,10 +196,11 @@ func (s *Sampler) Sample(t time.Time, emit func(stream.Record) error) error {
 		now = s.Now
 	}
 	ts := stream.FromTime(t)
-	if ok, err := s.samplePlanned(ts, now, emit); ok || err != nil {
+	paths := s.files()
+	if ok, err := s.samplePlanned(paths, ts, now, emit); ok || err != nil {
 		return err
 	}
-	files, paths := s.load()
+	files := s.load(paths)
 	s.cur = files
 	defer func() { s.cur = nil }()
 	seen := map[string]uint64{}
