@@ -27,7 +27,7 @@ func TestSpliceBufKeepsEveryByte(t *testing.T) {
 	}
 	defer r.Close()
 	if _, err := unix.FcntlInt(w.Fd(), unix.F_SETPIPE_SZ, 64<<10); err != nil {
-		t.Skip("cannot size the pipe:", err) // (never on Linux here)
+		t.Fatal("cannot size the pipe:", err)
 	}
 	fb := newFrameBuf(w, 1<<20)
 	s, ok := fb.(*spliceBuf)
