@@ -18,7 +18,8 @@ import (
 // with pmlogger through it and with pcpmmv record directly, and compares
 // the two archives' metadata for domain 70 under pmdumplog -d -i -e -h
 // (descriptions, instance domains, help text, and the label sets: pmcd's
-// context set, which both take from this host, and domain 70's), and the
+// context set, which both take from this host and from site label files
+// in a private PCP_SYSCONF_DIR, and domain 70's), and the
 // values of metrics that do not change. Only the pmcd it started is
 // stopped, by its PID.
 func TestMMVRecordMatchesPmlogger(t *testing.T) {
@@ -72,6 +73,20 @@ func TestMMVRecordMatchesPmlogger(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Site labels in a private PCP_SYSCONF_DIR (a copy of this host's),
+	// which pmcd merges into the context label set and pcpmmv must merge
+	// alike: a plain file with an object value (flattened to zone.a,
+	// zone.b) and an optional one.
+	sysconf := filepath.Join(d, "etc")
+	if out, err := exec.Command("cp", "-r", "/etc/pcp", sysconf).CombinedOutput(); err != nil {
+		t.Fatalf("copying /etc/pcp: %v: %s", err, out)
+	}
+	if err := os.MkdirAll(filepath.Join(sysconf, "labels", "optional"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write("etc/labels/site.json", `{"site":"lab1","zone":{"a":1,"b":"x"}}`+"\n")
+	write("etc/labels/optional/rack.json", `{"rack":"r7"}`+"\n")
+	t.Setenv("PCP_SYSCONF_DIR", sysconf) // for pcpmmv (run passes the environment on)
 	write("pmcd.conf", conf)
 	write("root", "root {\n\tmmv\t70:*:*\n}\n")
 	write("logger.conf", "log mandatory on 1 sec {\n\tmmv\n}\n")
@@ -81,7 +96,7 @@ func TestMMVRecordMatchesPmlogger(t *testing.T) {
 	}
 	port := fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
 	l.Close()
-	env := append(os.Environ(), "PCP_TMP_DIR="+filepath.Join(d, "tmp"), "PCP_RUN_DIR="+filepath.Join(d, "run"),
+	env := append(os.Environ(), "PCP_SYSCONF_DIR="+sysconf, "PCP_TMP_DIR="+filepath.Join(d, "tmp"), "PCP_RUN_DIR="+filepath.Join(d, "run"),
 		"PCP_LOG_DIR="+d, "PMCD_PORT="+port, "TZ=UTC")
 	pmcd := exec.Command("/usr/lib/pcp/bin/pmcd", "-f", "-c", filepath.Join(d, "pmcd.conf"), "-n", filepath.Join(d, "root"),
 		"-l", filepath.Join(d, "pmcd.log"), "-i", "127.0.0.1", "-p", port, "-s", filepath.Join(d, "run", "pmcd.socket"))
@@ -132,7 +147,8 @@ func TestMMVRecordMatchesPmlogger(t *testing.T) {
 	// the comparison saw the fixtures' metrics (v1flags and v3long are
 	// left out by both: their writer, the fixture script, has exited)
 	for _, name := range []string{"mmv.v1plain.m0.single", "mmv.m0.single", "mmv.v2long.", "mmv.v3labels.r0.single",
-		"Context labels", `Domain 70 labels (15 bytes): {"agent":"mmv"}`, "Cluster 70.321 labels", "PMID 70.321.31 labels",
+		"Context labels", `"rack":"r7","site":"lab1","zone.a":1,"zone.b":"x"}`, "[context,compound,optional]",
+		`Domain 70 labels (15 bytes): {"agent":"mmv"}`, "Cluster 70.321 labels", "PMID 70.321.31 labels",
 		"InDom 70.657417 labels", `InDom 70.657417[6] labels (11 bytes): {"map.a":1}`, "InDom 70.2051[7] labels (0 bytes)"} {
 		if !strings.Contains(got, name) {
 			t.Errorf("recorded metadata lacks %s", name)
