@@ -149,7 +149,8 @@ func TestMMVRecordMatchesPmlogger(t *testing.T) {
 	for _, name := range []string{"mmv.v1plain.m0.single", "mmv.m0.single", "mmv.v2long.", "mmv.v3labels.r0.single",
 		"Context labels", `"rack":"r7","site":"lab1","zone.a":1,"zone.b":"x"}`, "[context,compound,optional]",
 		`Domain 70 labels (15 bytes): {"agent":"mmv"}`, "Cluster 70.321 labels", "PMID 70.321.31 labels",
-		"InDom 70.657417 labels", `InDom 70.657417[6] labels (11 bytes): {"map.a":1}`, "InDom 70.2051[7] labels (0 bytes)"} {
+		"InDom 70.657417 labels", `InDom 70.657417[6] labels (11 bytes): {"map.a":1}`,
+		`InDom 70.657417[0] labels (34 bytes): {"b0":7,"multi.a":1,"multi.b":"x"}`, "InDom 70.2051[7] labels (0 bytes)"} {
 		if !strings.Contains(got, name) {
 			t.Errorf("recorded metadata lacks %s", name)
 		}

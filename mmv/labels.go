@@ -345,6 +345,7 @@ func fileLabels(files []loaded, match func(l loaded, lb Label) bool, typ uint32)
 // it merged into an empty set, as pmdammv's label callback does.
 func instanceLabels(files []loaded, serial uint32, inst int32) stream.OneLabelSet {
 	var set labset
+	merged := 0
 	for _, f := range files {
 		for _, lb := range f.f.Labels {
 			if lb.Flags&stream.LabelInstances == 0 || lb.Internal != inst || f.cluster<<11|lb.Identity != serial {
@@ -352,8 +353,18 @@ func instanceLabels(files []loaded, serial uint32, inst int32) stream.OneLabelSe
 			}
 			if s, err := parseLabels(lb.JSON, uint8(lb.Flags)); err == nil {
 				set = merge(set, s)
+				merged++
 			}
 		}
 	}
-	return set.one(inst, uint8(stream.LabelInstances))
+	o := set.one(inst, uint8(stream.LabelInstances))
+	// pmdammv reports as the set's label count the number of file labels
+	// it merged, not of the names they hold, and libpcp_pmda keeps that
+	// many entries: a label whose value is an object of two names is one
+	// label with its first name, and the JSON text whole. pmlogger records
+	// it so (TestMMVRecordMatchesPmlogger), and so does this.
+	if merged < len(o.Labels) {
+		o.Labels, o.NLabels = o.Labels[:merged], int32(merged)
+	}
+	return o
 }

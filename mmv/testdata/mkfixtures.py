@@ -108,6 +108,8 @@ def registry(name, flags, cluster, longnames, labels):
         L.mmv_stats_add_metric_label(r, 2, b"none", b"null", 4, 0)
         L.mmv_stats_add_instance_label(r, 9, 3, b"arr", b"[1,2]", 5, 0)
         L.mmv_stats_add_instance_label(r, 9, 6, b"map", b'{"a":1}', 6, 0)
+        L.mmv_stats_add_instance_label(r, 9, 0, b"multi", b'{"a":1,"b":"x"}', 6, 0)
+        L.mmv_stats_add_instance_label(r, 9, 0, b"b0", b"7", 2, 0)
     h = L.mmv_stats_start(r)
     if not h:
         raise SystemExit("mmv_stats_start failed for " + name)
