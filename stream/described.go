@@ -1,6 +1,9 @@
 package stream
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Described returns a stage that hands out its records unchanged and
 // stops with an error at a result holding a metric no descriptor came
@@ -57,26 +60,25 @@ func (d *described) fail(err error) bool {
 	return false
 }
 
-// check looks up each metric of r unless r's metrics are prev's. A body
-// that does not walk is left to the checks of whoever uses its values.
+// check looks up each metric of r unless r's metrics are prev's. The
+// metrics come from one tight pass over the value set headers
+// (AppendPMIDs): walking them with VSets cost 4% of a 1 GiB copy. A body
+// that does not frame is left to the checks of whoever uses its values;
+// the metrics before the damage are still checked.
 func (d *described) check(r *Result) error {
-	it := r.VSets()
-	same := true
-	d.cur = d.cur[:0]
-	for i := 0; it.Next(); i++ {
-		p := it.VSet().PMID
-		d.cur = append(d.cur, p)
-		if same && i < len(d.prev) && d.prev[i] == p {
-			continue
+	d.cur, _ = r.AppendPMIDs(d.cur[:0])
+	if slices.Equal(d.cur, d.prev) {
+		return nil
+	}
+	for i, p := range d.cur {
+		if i < len(d.prev) && d.prev[i] == p {
+			continue // prev's metrics were all described
 		}
-		same = false
 		if _, ok := d.descs[p]; !ok {
 			return fmt.Errorf("result at %s: no descriptor for metric %s before it", r.T, p)
 		}
 	}
-	if !same || len(d.cur) != len(d.prev) {
-		d.prev, d.cur = d.cur, d.prev
-	}
+	d.prev, d.cur = d.cur, d.prev
 	return nil
 }
 

@@ -56,6 +56,23 @@ func TestDescribedF1(t *testing.T) {
 	}
 }
 
+// TestDescribedSameShape: a result as long as the one before it, with an
+// undescribed metric where that one had a described metric, is caught.
+func TestDescribedSameShape(t *testing.T) {
+	recs := []Record{
+		&Label{Version: 2},
+		&Desc{PMID: 1}, &Desc{PMID: 2},
+		describedResult(t, 1, 1, 2),
+		describedResult(t, 2, 1, 5),
+	}
+	it := Described(FromSlice(recs))
+	for it.Next() {
+	}
+	if err := it.Err(); err == nil || !strings.Contains(err.Error(), "no descriptor for metric 0.0.5") {
+		t.Fatalf("err = %v, want metric 0.0.5 undescribed", err)
+	}
+}
+
 // TestDescribedF6: a delta instance domain record with no full record of
 // its domain before it is an error naming where it was read.
 func TestDescribedF6(t *testing.T) {

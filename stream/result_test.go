@@ -267,6 +267,10 @@ func hostileBodies() []struct {
 		{"block length zero", 3, ptr(good, blk, uint32(stream.TypeU64)<<24)},
 		{"block length 3", 3, ptr(good, blk, uint32(stream.TypeU64)<<24|3)},
 		{"block length beyond the body", 3, ptr(good, blk, uint32(stream.TypeU64)<<24|0xffffff)},
+		// Bounds at the edge: the block ends one byte, and four bytes,
+		// past the body.
+		{"block one byte past the end", 3, ptr(good, blk, uint32(stream.TypeU64)<<24|uint32(len(good)-blk+1))},
+		{"block four bytes past the end", 3, ptr(good, blk, uint32(stream.TypeU64)<<24|uint32(len(good)-blk+4))},
 	}
 }
 
