@@ -63,6 +63,13 @@ func TestRewriteWordsLikePCP(t *testing.T) {
 		{[]string{"-C", "-c", "CONF"}, "metric hinv.ndisk { name -> }\n", "archives/src-rattle", false},
 		// warnings of the parser and of the checks on one line
 		{[]string{"-C", "-c", "CONF"}, "global { time -> 1:75 }\nmetric 511.1.1 { pmid -> 510.1.1 }\n", "archives/src-rattle", false},
+		// -v's order of indoms, metrics and help texts, newest first as
+		// pmlogrewrite lists its specs; texts moved with their metrics
+		// and indoms; -vv names the rules file, and -C sets the
+		// verbosity to 1 wherever it comes (1163's help text summary)
+		{[]string{"-C", "-v", "-c", "CONF"}, "metric 2.0.3 { pmid -> 2.0.200 }\nmetric pmcd.numagents { pmid -> 2.0.201 }\nindom 2.1 { indom -> 2.77 }\nindom 2.3 { indom -> 2.78 }\nmetric 70.*.* { pmid -> 70.1.* }\n", "archives/20180415.09.16", false},
+		{[]string{"-vv", "-C", "-c", "CONF"}, "indom 2.3 { indom -> 2.78 }\nindom 2.1 { indom -> 2.77 }\n", "archives/20180415.09.16", false},
+		{[]string{"-vv", "-c", "CONF"}, "text metric 3.8.* help { text -> \"rewritten\" }\ntext indom 2.1 help { indom -> 2.3 }\ntext indom 2.3 oneline { indom -> 2.1 }\ntext metric 70.*.* * { delete }\n", "archives/20180415.09.16", false},
 		// 797: the dynamic domain warning, without -w
 		{[]string{"-c", "CONF"}, "metric 511.2048.1 { pmid -> 510.2048.1 }\n", "archives/log-derived", false},
 	} {

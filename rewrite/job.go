@@ -20,23 +20,26 @@ import (
 
 // Job says what to rewrite, how, and where to.
 type Job struct {
-	Prog      string
-	Compat    bool
-	Stderr    io.Writer
-	In        string // "" for standard input
-	Out       string // "" for standard output (native only)
-	InPlace   bool
-	Check     bool
-	Quick     bool
-	Verbose   bool
-	Warnings  bool
-	Desperate bool
-	Version   int
-	Config    *rules.Config
-	Scale     bool
-	damage    error // a truncated input record, met while reading
-	NoSync    bool  // --no-sync (never with -i: the input is at stake)
-	Overwrite bool  // --overwrite: replace an existing output archive
+	Prog    string
+	Compat  bool
+	Stderr  io.Writer
+	In      string // "" for standard input
+	Out     string // "" for standard output (native only)
+	InPlace bool
+	Check   bool
+	Quick   bool
+	Verbose bool
+	// VerboseFiles: pmlogrewrite's -vv, which names each rules file
+	// as it reads it ("Start configfile: FILE").
+	VerboseFiles bool
+	Warnings     bool
+	Desperate    bool
+	Version      int
+	Config       *rules.Config
+	Scale        bool
+	damage       error // a truncated input record, met while reading
+	NoSync       bool  // --no-sync (never with -i: the input is at stake)
+	Overwrite    bool  // --overwrite: replace an existing output archive
 	// NoProgress: no progress display (--quiet). There is never one
 	// under PCP's names, nor for a stream on standard input.
 	NoProgress bool
@@ -131,6 +134,12 @@ func (j *Job) run(stdin *os.File, stdout, report io.Writer) error {
 	}
 	if outVer < inVer {
 		return fmt.Errorf("cannot create a v%d archive from v%d (%s)", outVer, inVer, name)
+	}
+	if j.VerboseFiles && j.Config != nil {
+		// pmlogrewrite reads its rules once the input is open.
+		for _, f := range j.Config.Files {
+			fmt.Fprintf(j.Stderr, "Start configfile: %s\n", f)
+		}
 	}
 	plan, err := rules.Compile(j.Config, meta, rules.CompileOptions{OutputVersion: outVer, Scale: j.Scale})
 	if err != nil {

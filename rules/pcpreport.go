@@ -11,8 +11,8 @@ import (
 )
 
 // ReportPCP writes what pmlogrewrite 6.0.3 prints for -v: its
-// "Specifications Summary" of the global, indom and metric changes (help
-// text and label changes are not listed). lab is the input's label.
+// "Specifications Summary" of the global, indom, metric and help text
+// changes (label changes are not listed). lab is the input's label.
 func (p *Plan) ReportPCP(w io.Writer, lab *stream.Label) {
 	fmt.Fprintln(w, "PCP Archive Log Rewrite Specifications Summary")
 	change := false
@@ -37,11 +37,13 @@ func (p *Plan) ReportPCP(w io.Writer, lab *stream.Label) {
 		fmt.Fprintf(w, "Delta:\t\t-> %s\n", pcpDelta(g.Shift))
 		change = true
 	}
+	// Instance domains and metrics newest first, as pmlogrewrite lists
+	// its specs (see pcpMetricOrder).
 	ids := make([]stream.InDomID, 0, len(p.InDoms))
 	for id := range p.InDoms {
 		ids = append(ids, id)
 	}
-	sort.Slice(ids, func(a, b int) bool { return ids[a] < ids[b] })
+	sort.Slice(ids, func(a, b int) bool { return p.InDoms[ids[a]].seq > p.InDoms[ids[b]].seq })
 	for _, id := range ids {
 		ip := p.InDoms[id]
 		hdr := false
@@ -74,24 +76,7 @@ func (p *Plan) ReportPCP(w io.Writer, lab *stream.Label) {
 			fmt.Fprintf(w, "[%d] \"%s\"\n", ni, nn)
 		}
 	}
-	pmids := make([]stream.PMID, 0, len(p.Metrics))
-	for id := range p.Metrics {
-		pmids = append(pmids, id)
-	}
-	// pmlogrewrite lists the metrics of its rules newest first, then
-	// those it adds because their indom changes, in the archive's order.
-	sort.Slice(pmids, func(a, b int) bool {
-		ma, mb := p.Metrics[pmids[a]], p.Metrics[pmids[b]]
-		if ma.linked != mb.linked {
-			return !ma.linked
-		}
-		if ma.linked {
-			return ma.seq < mb.seq
-		}
-		return ma.seq > mb.seq
-	})
-	for _, id := range pmids {
-		mp := p.Metrics[id]
+	for _, mp := range p.pcpMetrics {
 		if mp.Changes == 0 && mp.InstMap == nil {
 			continue
 		}
@@ -149,9 +134,41 @@ func (p *Plan) ReportPCP(w io.Writer, lab *stream.Label) {
 			fmt.Fprintln(w, "DELETE")
 		}
 	}
-	if !change && len(p.Texts) == 0 && len(p.Labels) == 0 && len(p.New) == 0 {
+	// The help texts, newest first, as pmlogrewrite links them.
+	for i := len(p.Texts) - 1; i >= 0; i-- {
+		tp := p.Texts[i]
+		if tp.flags == 0 {
+			continue
+		}
+		change = true
+		fmt.Fprintf(w, "\nHelp Text: %s (%s)\n", pcpTextWhat(tp.Key.Type), pcpTextID(tp.Key.Type, tp.Key.Ident))
+		if tp.ChangeID {
+			fmt.Fprintf(w, "ID:\t\t%s -> %s\n", pcpTextID(tp.Key.Type, tp.Key.Ident), pcpTextID(tp.Key.Type, tp.NewIdent))
+		}
+		if tp.NewText != nil {
+			fmt.Fprintf(w, "Text:\t\t\"%s\"\n\t\t->\n\t\t\"%s\"\n", tp.oldText, *tp.NewText)
+		}
+		if tp.Delete {
+			fmt.Fprintln(w, "DELETE")
+		}
+	}
+	if !change && len(p.Labels) == 0 && len(p.New) == 0 {
 		fmt.Fprintln(w, "No changes")
 	}
+}
+
+// pcpTextWhat names a help text's type as pmlogrewrite's summary does:
+// "One Line pmID", "full pmInDom".
+func pcpTextWhat(ty uint32) string {
+	what := map[bool]string{true: "One Line", false: "full"}[ty&stream.TextOneline != 0]
+	return what + map[bool]string{true: " pmID", false: " pmInDom"}[ty&stream.TextPMID != 0]
+}
+
+func pcpTextID(ty, id uint32) string {
+	if ty&stream.TextPMID != 0 {
+		return stream.PMID(id).String()
+	}
+	return stream.InDomID(id).String()
 }
 
 // pcpDelta is a time shift as pmlogrewrite's summary shows it:

@@ -123,6 +123,7 @@ type InDomPlan struct {
 	Insts map[int32]*InstChange
 	Pos   Pos
 
+	seq       int      // order of creation (pmlogrewrite lists the newest first)
 	insts     []int32  // every instance the archive has for Old, first-seen order
 	names     []string // the latest name of each
 	clausePos map[int32]Pos
@@ -257,6 +258,8 @@ type Plan struct {
 	// Warnings are what pmlogrewrite -w prints: rules that do not apply to
 	// this archive, or change nothing.
 	Warnings []Warning
+
+	pcpMetrics []*MetricPlan // the changed metrics in pmlogrewrite's order
 }
 
 // Metric returns the plan for an input PMID, or nil when it is unchanged.
@@ -329,6 +332,7 @@ type compiler struct {
 	indoms    map[stream.InDomID]*InDomPlan
 	outVer    int
 	hashOrder []*stream.Desc // pmidHashOrder's, once computed
+	textOrder []*stream.Text // pcpTexts', once computed
 }
 
 // Compile resolves cfg against an archive's metadata. The error is an
@@ -382,9 +386,10 @@ func Compile(cfg *Config, meta *format.Metadata, opts CompileOptions) (plan *Pla
 	c.link()
 	c.checkInDoms()
 	c.checkOutput()
-	for id, mp := range c.metrics {
+	for _, mp := range c.pcpMetricOrder() {
 		if mp.Changes != 0 || mp.InstMap != nil {
-			c.plan.Metrics[id] = mp
+			c.plan.Metrics[mp.Old.PMID] = mp
+			c.plan.pcpMetrics = append(c.plan.pcpMetrics, mp)
 		}
 	}
 	for _, ip := range c.indomSpec {
@@ -508,6 +513,7 @@ func (c *compiler) startInDom(id stream.InDomID) *InDomPlan {
 			ip.names = append(ip.names, name)
 		}
 	}
+	ip.seq = len(c.indomSpec)
 	c.indoms[id] = ip
 	c.indomSpec = append(c.indomSpec, ip)
 	return ip
@@ -1051,7 +1057,6 @@ func (c *compiler) link() {
 				mp.clausePos[ChangeInDom] = ip.idPos
 			}
 		}
-		c.linkTexts(ip)
 		c.linkLabels(ip)
 	}
 	for _, d := range c.meta.Descs {
@@ -1059,9 +1064,46 @@ func (c *compiler) link() {
 		if mp == nil || mp.New.PMID == d.PMID {
 			continue
 		}
-		c.linkMetricTexts(mp)
 		c.linkMetricLabels(mp)
 	}
+	// Help texts follow their indoms and metrics as pmlogrewrite links
+	// them, which is the order its -v summary lists them in: the indoms
+	// newest first, then the metrics in the order of its list.
+	for i := len(c.indomSpec) - 1; i >= 0; i-- {
+		if ip := c.indomSpec[i]; ip.Changed() {
+			c.linkTexts(ip)
+		}
+	}
+	for _, mp := range c.pcpMetricOrder() {
+		if mp.New.PMID != mp.Old.PMID {
+			c.linkMetricTexts(mp)
+		}
+	}
+}
+
+// pcpMetricOrder is the metric plans in the order of pmlogrewrite's list
+// of metric specs, which its -v summary follows. Each spec goes on the
+// front of the list when it is made. Linking made one for every metric
+// of the archive, in the order of libpcp's PMID table, at the first
+// changed indom, after the rules had made theirs: so the metrics whose
+// indom changes come first, in reverse table order, then those of the
+// rules, newest first.
+func (c *compiler) pcpMetricOrder() []*MetricPlan {
+	var out []*MetricPlan
+	hash := c.pmidHashOrder()
+	for i := len(hash) - 1; i >= 0; i-- {
+		if mp := c.metrics[hash[i].PMID]; mp != nil && mp.linked {
+			out = append(out, mp)
+		}
+	}
+	var ruled []*MetricPlan
+	for _, mp := range c.metrics {
+		if !mp.linked {
+			ruled = append(ruled, mp)
+		}
+	}
+	sort.Slice(ruled, func(a, b int) bool { return ruled[a].seq > ruled[b].seq })
+	return append(out, ruled...)
 }
 
 func (c *compiler) checkInDoms() {

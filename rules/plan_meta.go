@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"github.com/pcptools/pcptools/internal/pcphash"
 	"github.com/pcptools/pcptools/stream"
 )
 
@@ -52,7 +53,42 @@ func (c *compiler) startText(key TextKey, content *string, old string) *TextPlan
 	return tp
 }
 
+// pcpTextOrder is the archive's help texts in the order pmlogrewrite's
+// text rules visit them, which is the order its -v summary lists the
+// texts they change in (newest first): libpcp keeps the texts in a table
+// of tables, by type and then by ident, a later text of a type and ident
+// replacing the earlier one, and a rule walks both bucket by bucket
+// (internal/pcphash).
+func pcpTextOrder(texts []*stream.Text) []*stream.Text {
+	var byType pcphash.Hash[*pcphash.Hash[*stream.Text]]
+	for _, t := range texts {
+		n := byType.Search(t.Type)
+		if n == nil {
+			n = byType.Add(t.Type, &pcphash.Hash[*stream.Text]{})
+		}
+		if m := n.Data.Search(t.Ident); m != nil {
+			m.Data = t
+		} else {
+			n.Data.Add(t.Ident, t)
+		}
+	}
+	out := make([]*stream.Text, 0, len(texts))
+	byType.Walk(func(n *pcphash.Node[*pcphash.Hash[*stream.Text]]) {
+		n.Data.Walk(func(m *pcphash.Node[*stream.Text]) { out = append(out, m.Data) })
+	})
+	return out
+}
+
+// pcpTexts is pcpTextOrder of the archive's texts, made once.
+func (c *compiler) pcpTexts() []*stream.Text {
+	if c.textOrder == nil {
+		c.textOrder = pcpTextOrder(c.meta.Texts)
+	}
+	return c.textOrder
+}
+
 func (c *compiler) textRules() {
+	texts := c.pcpTexts()
 	for _, r := range c.cfg.Texts {
 		var specs []*TextPlan
 		var pmid stream.PMID = stream.PMIDNull
@@ -65,7 +101,7 @@ func (c *compiler) textRules() {
 			pmid = d.PMID
 		}
 		seen := map[TextKey]bool{}
-		for _, t := range c.meta.Texts {
+		for _, t := range texts {
 			k := TextKey{t.Type, t.Ident}
 			if seen[k] {
 				continue
@@ -193,7 +229,7 @@ func (c *compiler) linkTexts(ip *InDomPlan) {
 	if ip.New == ip.Old {
 		return
 	}
-	for _, t := range c.meta.Texts {
+	for _, t := range c.pcpTexts() {
 		if t.Type&stream.TextInDom == 0 || stream.InDomID(t.Ident) != ip.Old {
 			continue
 		}
@@ -204,7 +240,7 @@ func (c *compiler) linkTexts(ip *InDomPlan) {
 
 // linkMetricTexts moves the help text of a renumbered metric with it.
 func (c *compiler) linkMetricTexts(mp *MetricPlan) {
-	for _, t := range c.meta.Texts {
+	for _, t := range c.pcpTexts() {
 		if t.Type&stream.TextPMID == 0 || stream.PMID(t.Ident) != mp.Old.PMID {
 			continue
 		}

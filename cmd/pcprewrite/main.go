@@ -33,7 +33,7 @@ var opts = toolio.Opts{
 	{Name: "i", Usage: "rewrite the input archive in place (safely: the input is untouched on any error)"},
 	{Name: "q", Aliases: []string{"quick"}, Usage: "exit at once, writing nothing, when no rule changes the archive"},
 	{Name: "s", Aliases: []string{"scale"}, Usage: "rescale values when units change in scale only"},
-	{Name: "v", Aliases: []string{"verbose"}, Usage: "say what the rules change"},
+	{Name: "v", Aliases: []string{"verbose"}, Kind: toolio.Count, Usage: "say what the rules change (-vv, as pmlogrewrite: and name each rules file read)"},
 	toolio.OptVersion,
 	{Name: "w", Aliases: []string{"warnings"}, Usage: "warn about rules that do not apply or change nothing"},
 	{Name: "r", Aliases: []string{"rules"}, Value: "FILE", Kind: toolio.Strings, Native: true, Usage: "rules in pcprewrite's expression language from `FILE` (repeatable; docs/rules.md)"},
@@ -62,7 +62,7 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		Opts:      opts,
 		Compat:    compat,
 		Action: func(c *cli.Context) error {
-			return action(c, prog, compat, stdin, stdout, stderr)
+			return action(c, prog, compat, pcpVerbosity(args[1:]), stdin, stdout, stderr)
 		},
 	}
 	err := app.Run(args, stdin, stdout, stderr)
@@ -76,9 +76,9 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	return toolio.Exit(prog, err, stderr)
 }
 
-func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, stderr io.Writer) error {
+func action(c *cli.Context, prog string, compat bool, vflag int, stdin *os.File, stdout, stderr io.Writer) error {
 	j := &rewrite.Job{Prog: prog, Compat: compat, Stderr: stderr, InPlace: c.Bool("i"), Check: c.Bool("C"),
-		Quick: c.Bool("q"), Verbose: c.Bool("v") || c.Bool("C"), Warnings: c.Bool("w") || c.Bool("C"),
+		Quick: c.Bool("q"), Verbose: c.Bool("v") || c.Bool("C"), VerboseFiles: compat && vflag > 1, Warnings: c.Bool("w") || c.Bool("C"),
 		Desperate: c.Bool("d"), Version: c.Int("V"), Scale: c.Bool("s"), NoSync: !compat && c.Bool("no-sync"),
 		Overwrite: !compat && c.Bool("overwrite"), DebugLog: compat && debugLog(c.String("D")),
 		NoProgress: compat || c.Bool("quiet")}
@@ -170,4 +170,33 @@ func debugLog(flags string) bool {
 		}
 	}
 	return false
+}
+
+// pcpVerbosity is pmlogrewrite's vflag after its command line: each -v
+// adds one, and -C sets it to 1, so that "-C -v" is 2 but "-v -C" is 1.
+func pcpVerbosity(args []string) int {
+	v := 0
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if len(a) < 2 || a[0] != '-' || a[1] == '-' {
+			continue // an archive (options may follow, as getopt permutes)
+		}
+		for j := 1; j < len(a); j++ {
+			switch a[j] {
+			case 'v':
+				v++
+			case 'C':
+				v = 1
+			case 'c', 'D', 'V':
+				if j == len(a)-1 {
+					i++ // the value is the next argument
+				}
+				j = len(a)
+			}
+		}
+	}
+	return v
 }
