@@ -11,16 +11,33 @@ import (
 // TestSummaryStream (issue 14): pcpsummary of a stream that came with its
 // metadata (pcpcat ARCHIVE | pcpsummary) prints what pcpsummary ARCHIVE
 // prints, on every QA archive, and spills nothing (TMPDIR names no
-// directory, so a spill would fail); with -B, which needs a second look
-// at the values, it spills, prints the same, and leaves nothing behind.
+// directory, so a spill would fail), also with a window counted from the
+// start (-S, -T); with -B, which needs a second look at the values, or a
+// -T counted back from the end, it spills, prints the same, and leaves
+// nothing behind.
 func TestSummaryStream(t *testing.T) {
 	needPCP(t)
 	forEach(t, lightArchives(t), func(t *testing.T, a string) {
-		for _, opts := range [][]string{{"-a", "-l"}, {"-x", "-m", "-M", "-i", "-I", "-H", "-F", "-z"}, {"--json", "--percentiles", "50,99"}, {"-B", "3"}} {
+		for _, c := range []struct {
+			opts   []string
+			spills bool
+		}{
+			{[]string{"-a", "-l"}, false},
+			{[]string{"-x", "-m", "-M", "-i", "-I", "-H", "-F", "-z"}, false},
+			{[]string{"--json", "--percentiles", "50,99"}, false},
+			{[]string{"-B", "3"}, true},
+			// A window counted from the start needs no end: streamed.
+			// One counted back from the end is spilled.
+			{[]string{"-S", "30s", "-T", "20m", "-a", "-l", "-z"}, false},
+			{[]string{"-S", "2m", "--json"}, false},
+			{[]string{"-T", "-1m", "-a"}, true},
+		} {
+			opts := c.opts
 			want := run(slow, nil, ours("pcpsummary"), append(append([]string{}, opts...), a)...)
-			// Without -B, TMPDIR names no directory: a spill would fail.
+			// Unless it must spill, TMPDIR names no directory: a spill
+			// would fail.
 			tmp := filepath.Join(t.TempDir(), "absent")
-			if opts[0] == "-B" {
+			if c.spills {
 				tmp = t.TempDir()
 			}
 			sh := ours("pcpcat") + " " + a + " 2>/dev/null | TMPDIR=" + tmp + " " + ours("pcpsummary") + " " + strings.Join(opts, " ")

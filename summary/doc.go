@@ -80,8 +80,8 @@
 //     archive's .meta is loaded first, as libpcp does. A stream on
 //     standard input that carries its whole metadata up front (a METADATA
 //     frame) is summarised as it arrives (Streamed); any other, or one
-//     that -B, -S or -T needs whole, is spilled to a scratch archive by
-//     the command.
+//     that -B needs whole or whose -S or -T counts back from the end, is
+//     spilled to a scratch archive by the command.
 //   - A map from instance to position instead of pmlogsummary's "same
 //     position as in the previous result, else search": faster to write,
 //     but pmlogsummary's rule decides which entry a duplicated instance

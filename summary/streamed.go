@@ -2,8 +2,10 @@ package summary
 
 import (
 	"errors"
+	"time"
 
 	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/pcptime"
 	"github.com/pcptools/pcptools/stream"
 )
 
@@ -22,7 +24,13 @@ type Streamed struct {
 	used bool
 	end  stream.Timestamp
 	seen bool // a data record was read (end is its time)
+	// from: records before it are left out (-S; an archive's Records
+	// takes format.From for it)
+	from stream.Timestamp
 }
+
+// skipBefore leaves the records before t out of Records.
+func (s *Streamed) skipBefore(t stream.Timestamp) { s.from = t }
 
 // NewStreamed summarises the records of it (the label, metadata records
 // and data records of one archive's stream), whose metadata is meta.
@@ -32,10 +40,33 @@ func NewStreamed(meta *format.Metadata, it stream.Iterator) *Streamed {
 
 // CanStream reports whether a summary with o reads its input once and
 // needs no end before reading: no -B (a second look at the values), no
-// -S or -T (resolved against the archive's end), no traces.
+// -S or -T that counts from the archive's end (see windowNeedsEnd), no
+// traces.
 func CanStream(o *Options) bool {
 	d := o.Debug
-	return o.Bins == 0 && o.Start == "" && o.Finish == "" && !d.Appl0 && !d.Appl1 && !d.Appl2
+	return o.Bins == 0 && !windowNeedsEnd(o.Start, o.Finish) && !d.Appl0 && !d.Appl1 && !d.Appl2
+}
+
+// windowNeedsEnd reports whether -S start and -T finish need the
+// archive's end to say where the window starts, or where it ends other
+// than at the end: an offset counted back from the end ("-T -10m") does;
+// an absolute time ("@ 9:00") or an offset from the start ("-S 10m")
+// does not. It resolves the window against two ends far apart (a century
+// and two centuries after a start) and sees whether anything moves but
+// an end that is the archive's; a window that does not parse needs the
+// end, so that the error comes as it does for an archive.
+func windowNeedsEnd(start, finish string) bool {
+	if start == "" && finish == "" {
+		return false
+	}
+	from := stream.Timestamp{Sec: 1e9}
+	e1, e2 := stream.Timestamp{Sec: from.Sec + 100*366*86400}, stream.Timestamp{Sec: from.Sec + 200*366*86400}
+	w1, err1 := pcptime.ParseWindow(start, finish, "", "", from, e1, time.UTC)
+	w2, err2 := pcptime.ParseWindow(start, finish, "", "", from, e2, time.UTC)
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	return w1.Start != w2.Start || w1.End != w2.End && (w1.End != e1 || w2.End != e2)
 }
 
 func (s *Streamed) Label() stream.Label             { return s.meta.Label }
@@ -72,8 +103,11 @@ func (it *streamedIter) Next() bool {
 	for it.s.it.Next() {
 		switch r := it.s.it.At().(type) {
 		case *stream.Result, *stream.Mark:
-			it.cur = r
 			it.s.end, it.s.seen = r.Time(), true
+			if r.Time().Before(it.s.from) {
+				continue
+			}
+			it.cur = r
 			return true
 		}
 	}

@@ -256,6 +256,16 @@ func (s *summarizer) run() error {
 		// printed so far depends on it.
 		if t, ok := late.readEnd(); ok {
 			s.finish = toTimeval(t)
+			if s.o.Start != "" || s.o.Finish != "" {
+				// -S and -T need no end to filter the records
+				// (CanStream), but the window printed is theirs
+				// resolved against it, as for an archive.
+				w, err := pcptime.ParseWindow(s.o.Start, s.o.Finish, "", "", lab.Start, t, s.loc)
+				if err != nil {
+					return err
+				}
+				s.start, s.finish = toTimeval(w.Start), toTimeval(w.End)
+			}
 			s.logspan = s.acc.rc.toReal(s.finish) - s.acc.rc.toReal(s.start)
 			s.dayflag = tsub(s.finish, s.start).sec > 86400
 		}
@@ -344,6 +354,9 @@ func (s *summarizer) window(lab stream.Label) error {
 		start, finish = toTimeval(w.Start), toTimeval(w.End)
 	}
 	s.start, s.finish = start, finish
+	if st, ok := s.a.(interface{ skipBefore(stream.Timestamp) }); ok {
+		st.skipBefore(start.stamp())
+	}
 	s.logspan = s.acc.rc.toReal(finish) - s.acc.rc.toReal(start)
 	s.dayflag = tsub(finish, start).sec > 86400
 	return nil

@@ -179,8 +179,9 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 // whole metadata (a METADATA frame: pcpcat of an archive sends one) is
 // summarised as it arrives when the options need one look at the records
 // and no end up front (summary.CanStream); any other is spilled to a
-// scratch archive first (the output order needs the whole namespace, -S
-// and -T the archive's end, -B a second look at the values).
+// scratch archive first (the output order needs the whole namespace, a
+// -S or -T counted back from the end needs the end, -B a second look at
+// the values).
 func openStream(stdin *os.File, o *summary.Options, warn func(error)) (summary.Archive, error) {
 	s, err := toolio.OpenStdin(stdin, "pcpsummary-", summary.CanStream(o), warn)
 	if err != nil {
