@@ -13,17 +13,25 @@ import (
 // ARCHIVE writes, with nothing spilled (TMPDIR names no directory): the
 // same dump (pcpcat -a) but for the temporal index's .meta offsets, which
 // follow the context label's reduce_source, the archive's name or
-// "standard input".
+// "standard input". Also with a window counted from the start.
 func TestReduceStream(t *testing.T) {
 	needPCP(t)
-	for _, name := range []string{"20130706", "mark-bug", "dyninsts", "ok-mv-bar", "interpmark"} {
+	type job struct {
+		name   string
+		window []string // -S/-T counted from the start: no spill either
+	}
+	jobs := []job{{"20130706", nil}, {"mark-bug", nil}, {"dyninsts", nil}, {"ok-mv-bar", nil}, {"interpmark", nil},
+		{"20130706", []string{"-S", "2m", "-T", "20m"}}, {"interpmark", []string{"-T", "5m"}}}
+	for _, j := range jobs {
+		name := j.name
 		a := filepath.Join(qaDir, name)
 		dir := t.TempDir()
 		direct, piped := filepath.Join(dir, "direct"), filepath.Join(dir, "piped")
-		if r := run(slow, nil, ours("pcpreduce"), "-q", "-t", "1m", a, "-o", direct); r.code != 0 {
+		args := append(append([]string{"-q", "-t", "1m"}, j.window...), a, "-o", direct)
+		if r := run(slow, nil, ours("pcpreduce"), args...); r.code != 0 {
 			t.Fatalf("%s: %s", name, r.stderr)
 		}
-		cmd := exec.Command("sh", "-c", ours("pcpcat")+" "+a+" | TMPDIR="+filepath.Join(dir, "absent")+" "+ours("pcpreduce")+" -t 1m -o "+piped)
+		cmd := exec.Command("sh", "-c", ours("pcpcat")+" "+a+" | TMPDIR="+filepath.Join(dir, "absent")+" "+ours("pcpreduce")+" -t 1m "+strings.Join(j.window, " ")+" -o "+piped)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%s: through a pipe: %v: %s", name, err, out)
 		}

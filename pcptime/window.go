@@ -107,6 +107,29 @@ func ParseWindow(startSpec, endSpec, offsetSpec, alignSpec string, logStart, log
 	return p.parseWindow(startSpec, endSpec, offsetSpec, alignSpec, toSpec(logStart), toSpec(logEnd))
 }
 
+// NeedsEnd reports whether -S start and -T finish need the archive's end
+// to say where the window starts, or where it ends other than at the end:
+// an offset counted back from the end ("-T -10m") does; an absolute time
+// ("@ 9:00") or an offset from the start ("-S 10m") does not, so a tool
+// can apply such a window to a record stream as it arrives. It resolves
+// the window against two ends far apart (a century and two centuries
+// after a start) and sees whether anything moves but an end that is the
+// archive's; a window that does not parse needs the end, so that its
+// error comes as it does for an archive.
+func NeedsEnd(start, finish string) bool {
+	if start == "" && finish == "" {
+		return false
+	}
+	from := stream.Timestamp{Sec: 1e9}
+	e1, e2 := stream.Timestamp{Sec: from.Sec + 100*366*86400}, stream.Timestamp{Sec: from.Sec + 200*366*86400}
+	w1, err1 := ParseWindow(start, finish, "", "", from, e1, time.UTC)
+	w2, err2 := ParseWindow(start, finish, "", "", from, e2, time.UTC)
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	return w1.Start != w2.Start || w1.End != w2.End && (w1.End != e1 || w2.End != e2)
+}
+
 func toSpec(t stream.Timestamp) timespec { return timespec{t.Sec, int64(t.Nsec)} }
 
 func fromSpec(t timespec) stream.Timestamp {

@@ -193,3 +193,25 @@ func TestParseIntervalMatchesLibpcp(t *testing.T) {
 		}
 	}
 }
+
+// TestNeedsEnd: only a window counted back from the archive's end, or one
+// that does not parse, needs the end before the records are read.
+func TestNeedsEnd(t *testing.T) {
+	for _, c := range []struct {
+		start, finish string
+		want          bool
+	}{
+		{"", "", false},
+		{"10m", "", false},
+		{"", "20m", false},
+		{"30s", "1h", false},
+		{"@ 2000-01-02 03:04:05", "@ 2000-01-03", false},
+		{"", "-10m", true},
+		{"-1h", "", true},
+		{"not a time", "", true},
+	} {
+		if got := NeedsEnd(c.start, c.finish); got != c.want {
+			t.Errorf("NeedsEnd(%q, %q) = %v, want %v", c.start, c.finish, got, c.want)
+		}
+	}
+}

@@ -203,18 +203,31 @@ func RunNativeInputs(inputs []string, outputs []Output, opts Options) (err error
 // RunNativeStream reduces a record stream whose whole metadata came up
 // front (a METADATA frame, docs/stream.md): meta, and it, the stream's
 // records from its label on. It is read as it arrives, with nothing
-// spilled; the window is the whole stream (-S and -T need an archive).
+// spilled; -S and -T apply when they need no end (pcptime.NeedsEnd: an
+// absolute time, an offset from the start), and are refused otherwise.
 func RunNativeStream(meta *format.Metadata, it stream.Iterator, outputs []Output, opts Options) error {
 	opts.defaults()
 	if err := checkOutputs(outputs); err != nil {
 		return err
 	}
-	if opts.Start != "" || opts.Finish != "" {
-		return errors.New("-S and -T need the archive's end: spill the stream first")
-	}
 	lab := meta.Label
+	from, to := lab.Start, stream.Timestamp{Sec: math.MaxInt64}
+	if opts.Start != "" || opts.Finish != "" {
+		if pcptime.NeedsEnd(opts.Start, opts.Finish) {
+			return errors.New("-S or -T counted from the archive's end needs the end: spill the stream first")
+		}
+		loc, err := pcptime.ChooseZone(opts.ArchiveZone, opts.Zone, lab.Timezone, lab.Zoneinfo)
+		if err != nil {
+			return fmt.Errorf("cannot set the timezone: %w", err)
+		}
+		win, err := pcptime.ParseWindow(opts.Start, opts.Finish, "", "", lab.Start, to, loc)
+		if err != nil {
+			return fmt.Errorf("invalid time window: %v", err)
+		}
+		from, to = win.Start, win.End
+	}
 	return runNative(meta, it, nativeRun{lab: lab, version: lab.Version, src: lab.Hostname + ":standard input",
-		from: lab.Start, to: stream.Timestamp{Sec: math.MaxInt64}, what: "standard input"}, outputs, opts)
+		from: from, to: to, what: "standard input"}, outputs, opts)
 }
 
 // checkOutputs refuses no output, and an interval that is not positive.

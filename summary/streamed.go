@@ -2,7 +2,6 @@ package summary
 
 import (
 	"errors"
-	"time"
 
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/pcptime"
@@ -40,33 +39,11 @@ func NewStreamed(meta *format.Metadata, it stream.Iterator) *Streamed {
 
 // CanStream reports whether a summary with o reads its input once and
 // needs no end before reading: no -B (a second look at the values), no
-// -S or -T that counts from the archive's end (see windowNeedsEnd), no
+// -S or -T that counts from the archive's end (pcptime.NeedsEnd), no
 // traces.
 func CanStream(o *Options) bool {
 	d := o.Debug
-	return o.Bins == 0 && !windowNeedsEnd(o.Start, o.Finish) && !d.Appl0 && !d.Appl1 && !d.Appl2
-}
-
-// windowNeedsEnd reports whether -S start and -T finish need the
-// archive's end to say where the window starts, or where it ends other
-// than at the end: an offset counted back from the end ("-T -10m") does;
-// an absolute time ("@ 9:00") or an offset from the start ("-S 10m")
-// does not. It resolves the window against two ends far apart (a century
-// and two centuries after a start) and sees whether anything moves but
-// an end that is the archive's; a window that does not parse needs the
-// end, so that the error comes as it does for an archive.
-func windowNeedsEnd(start, finish string) bool {
-	if start == "" && finish == "" {
-		return false
-	}
-	from := stream.Timestamp{Sec: 1e9}
-	e1, e2 := stream.Timestamp{Sec: from.Sec + 100*366*86400}, stream.Timestamp{Sec: from.Sec + 200*366*86400}
-	w1, err1 := pcptime.ParseWindow(start, finish, "", "", from, e1, time.UTC)
-	w2, err2 := pcptime.ParseWindow(start, finish, "", "", from, e2, time.UTC)
-	if err1 != nil || err2 != nil {
-		return true
-	}
-	return w1.Start != w2.Start || w1.End != w2.End && (w1.End != e1 || w2.End != e2)
+	return o.Bins == 0 && !pcptime.NeedsEnd(o.Start, o.Finish) && !d.Appl0 && !d.Appl1 && !d.Appl2
 }
 
 func (s *Streamed) Label() stream.Label             { return s.meta.Label }

@@ -186,11 +186,12 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 	if len(ins) == 0 {
 		// A stream with its whole metadata up front (a METADATA frame:
 		// pcpcat of an archive sends one) is reduced as it arrives; any
-		// other, or one -S/-T needs whole, is spilled first. As for
-		// pcpcat, no progress display of a stream.
+		// other, or one whose -S/-T counts back from the end, is
+		// spilled first. As for pcpcat, no progress display of a
+		// stream.
 		opts.NoProgress = true
 		warn := func(err error) { fmt.Fprintf(stderr, "%s: warning: %v\n", prog, err) }
-		in, err := toolio.OpenStdin(stdin, "pcpreduce", opts.Start == "" && opts.Finish == "", warn)
+		in, err := toolio.OpenStdin(stdin, "pcpreduce", !pcptime.NeedsEnd(opts.Start, opts.Finish), warn)
 		if err != nil {
 			return err
 		}
