@@ -348,13 +348,13 @@ func openBase(base string, o *readerOptions) (*Archive, error) {
 		nums = append(nums, v)
 	}
 	slices.Sort(nums)
-	for _, v := range nums {
+	for i, v := range nums {
 		p := vols[v].path
 		l, size, err := readFileLabel(p, int32(v))
 		if err != nil {
 			return nil, err
 		}
-		if err := a.agree(&l, p); err != nil {
+		if err := a.agree(&l, p, i == 0); err != nil {
 			return nil, err
 		}
 		a.vols = append(a.vols, rdVolume{num: v, path: p, size: size})
@@ -366,7 +366,7 @@ func openBase(base string, o *readerOptions) (*Archive, error) {
 	if index.path != "" {
 		l, size, err := readFileLabel(index.path, -2)
 		if err == nil {
-			err = a.agree(&l, index.path)
+			err = a.agree(&l, index.path, true)
 		}
 		if err != nil {
 			a.warnf(fmt.Errorf("index ignored: %w", err))
@@ -459,14 +459,25 @@ func sameDirState(a, b os.FileInfo) bool {
 
 // agree checks that the label of another file of the archive matches the
 // .meta label.
-func (a *Archive) agree(l *stream.Label, path string) error {
+//
+// libpcp refuses an archive whose .meta, first volume and .index labels
+// differ in version, pmlogger PID or host (so does pmlogcheck); so does
+// the reader, but for the .index, which it then ignores with a warning.
+// The PID is compared when pid is set: libpcp does not compare a later
+// volume's.
+func (a *Archive) agree(l *stream.Label, path string, pid bool) error {
+	var err error
 	switch {
 	case l.Version != a.label.Version:
-		return &FormatError{File: path, Offset: 4, Msg: fmt.Sprintf("label says archive version %d, %s says %d", l.Version, filepath.Base(a.metaPath), a.label.Version)}
+		err = &FormatError{File: path, Offset: 4, Msg: fmt.Sprintf("label says archive version %d, %s says %d", l.Version, filepath.Base(a.metaPath), a.label.Version)}
+	case pid && l.PID != a.label.PID:
+		err = &FormatError{File: path, Offset: 8, Msg: fmt.Sprintf("label says pmlogger PID %d, %s says %d", l.PID, filepath.Base(a.metaPath), a.label.PID)}
 	case l.Hostname != a.label.Hostname:
-		return &FormatError{File: path, Offset: 0, Msg: fmt.Sprintf("label names host %q, %s names %q", l.Hostname, filepath.Base(a.metaPath), a.label.Hostname)}
+		err = &FormatError{File: path, Offset: 0, Msg: fmt.Sprintf("label names host %q, %s names %q", l.Hostname, filepath.Base(a.metaPath), a.label.Hostname)}
+	default:
+		return checkFeatures(l, path)
 	}
-	return checkFeatures(l, path)
+	return labelError{err, ErrLabel}
 }
 
 func checkFeatures(l *stream.Label, path string) error {
@@ -526,17 +537,41 @@ func readLabel(r io.Reader, path string, vol int32) (stream.Label, error) {
 	}
 	l, err := DecodeLabel(b[:n])
 	if err != nil {
-		return l, AtFile(err, path, 0)
+		if n < 4 {
+			return l, labelError{AtFile(err, path, 0), ErrEmptyFile}
+		}
+		return l, labelError{AtFile(err, path, 0), ErrLabel}
 	}
 	if l.Vol != vol {
 		off := int64(20) // len, magic, pid, v2 timestamp
 		if l.Version == 3 {
 			off = 24
 		}
-		return l, &FormatError{File: path, Offset: off, Msg: fmt.Sprintf("label volume field is %d, expected %d for this file", l.Vol, vol)}
+		return l, labelError{&FormatError{File: path, Offset: off, Msg: fmt.Sprintf("label volume field is %d, expected %d for this file", l.Vol, vol)}, ErrLabel}
 	}
 	return l, nil
 }
+
+// ErrLabel marks an error in the label of one of an archive's files, for
+// which libpcp refuses the archive ("Illegal label record at start of a
+// PCP archive log file", PM_ERR_LABEL): a bad length, magic number,
+// version or volume field, or labels of one archive that disagree.
+// ErrEmptyFile marks a file too short to hold a label's first word, which
+// libpcp calls an empty file (PM_ERR_NODATA). Tools under PCP's names
+// print PCP's words for them (errors.Is); the error itself says what is
+// wrong, and where.
+var (
+	ErrLabel     = errors.New("illegal label record")
+	ErrEmptyFile = errors.New("empty archive file")
+)
+
+// labelError is an error marked as ErrLabel or ErrEmptyFile.
+type labelError struct {
+	error
+	kind error
+}
+
+func (e labelError) Unwrap() []error { return []error{e.error, e.kind} }
 
 // SameAs reports whether a and b are the same archive on disk: their .meta
 // files are one file (the same path, a link, or another name of the same

@@ -40,8 +40,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "building the tools:", err)
 		os.Exit(1)
 	}
-	// pcpextract and pcprewrite take PCP's command lines under PCP's names.
-	for _, l := range [][2]string{{"pcpextract", "pmlogextract"}, {"pcprewrite", "pmlogrewrite"}, {"pcpsummary", "pmlogsummary"}, {"pcpreduce", "pmlogreduce"}} {
+	// Our tools take PCP's command lines under PCP's names.
+	for _, l := range [][2]string{{"pcpextract", "pmlogextract"}, {"pcprewrite", "pmlogrewrite"}, {"pcpsummary", "pmlogsummary"}, {"pcpreduce", "pmlogreduce"}, {"pcpcat", "pmdumplog"}} {
 		if err := os.Symlink(l[0], filepath.Join(dir, l[1])); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

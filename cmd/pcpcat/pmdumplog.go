@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -95,14 +96,55 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 		return toolio.UsageError{}
 	}
 	name, metrics := args[0], args[1:]
-	a, err := format.Open(name, format.WithWarn(func(error) {}))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("Cannot open archive %q: No such file or directory", name)
+	// libpcp refuses an archive whose .index label is bad; the reader
+	// ignores the index with a warning.
+	var indexErr error
+	a, err := format.Open(name, format.WithWarn(func(err error) {
+		if indexErr == nil && errors.Is(err, format.ErrLabel) {
+			indexErr = err
 		}
-		return fmt.Errorf("Cannot open archive %q: %v", name, err)
+	}))
+	if err == nil && indexErr != nil {
+		err = indexErr
+	}
+	if err != nil {
+		return fmt.Errorf("Cannot open archive %q: %s", name, pcpOpenError(err))
 	}
 	o := viewOptions(c, c.Count("x"), metrics).Options
 	o.Warn, o.Prog = stderr, prog
-	return dump.Dump(stdout, a, o)
+	if err := dump.Dump(stdout, a, o); err != nil {
+		var fe *format.FormatError
+		if errors.As(err, &fe) {
+			// Damage, in libpcp's words: libpcp loads the metadata
+			// when it opens the archive, and meets damage in the data
+			// when it fetches.
+			if strings.HasSuffix(fe.File, ".meta") {
+				return fmt.Errorf("Cannot open archive %q: %s", name, pcpErrLogRec)
+			}
+			return errors.New("pmFetch: " + pcpErrLogRec)
+		}
+		return err
+	}
+	return nil
+}
+
+// pcpErrLogRec is libpcp's PM_ERR_LOGREC.
+const pcpErrLogRec = "Corrupted record in a PCP archive log"
+
+// pcpOpenError is what pmdumplog says after "Cannot open archive" for an
+// error in opening an archive: libpcp's words for a missing file, a bad
+// or disagreeing label, an empty file or a damaged record.
+func pcpOpenError(err error) string {
+	var fe *format.FormatError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "No such file or directory"
+	case errors.Is(err, format.ErrEmptyFile):
+		return "Empty archive log file"
+	case errors.Is(err, format.ErrLabel):
+		return "Illegal label record at start of a PCP archive log file"
+	case errors.As(err, &fe):
+		return pcpErrLogRec
+	}
+	return err.Error()
 }
