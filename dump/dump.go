@@ -101,6 +101,10 @@ type Options struct {
 }
 
 // normalize applies pmdumplog's implications between flags.
+// ReadsValues reports whether the dump reads the archive's data records
+// (the values view, given or taken by default).
+func (o Options) ReadsValues() bool { return o.normalize().Values }
+
 func (o Options) normalize() Options {
 	if o.All {
 		o.Descs, o.InDoms, o.LabelVerbose, o.Label, o.Values, o.Sizes, o.Index = true, true, true, true, true, true, true

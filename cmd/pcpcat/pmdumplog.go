@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -99,9 +100,17 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 	// libpcp refuses an archive whose .index label is bad; the reader
 	// ignores the index with a warning.
 	var indexErr error
+	// A data volume that ends inside a record (tail): the reader stops
+	// at the last whole one. libpcp may fail to locate the end, and its
+	// fetch fails there when the view reads the values.
+	var tail *format.FormatError
 	a, err := format.Open(name, format.WithWarn(func(err error) {
 		if indexErr == nil && errors.Is(err, format.ErrLabel) {
 			indexErr = err
+		}
+		var fe *format.FormatError
+		if tail == nil && errors.Is(err, format.ErrTruncated) && errors.As(err, &fe) {
+			tail = fe
 		}
 	}))
 	if err == nil && indexErr != nil {
@@ -109,6 +118,14 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 	}
 	if err != nil {
 		return fmt.Errorf("Cannot open archive %q: %s", name, pcpOpenError(err))
+	}
+	// pmdumplog finds the archive's end before anything else (libpcp's
+	// option parsing does, and says when it cannot).
+	a.End()
+	if tail != nil && pcpLosesEnd(a, tail) {
+		fmt.Fprintf(stderr, "%s: Cannot locate end of archive %s: %s\n", prog, name, pcpErrLogRec)
+		fmt.Fprint(stderr, "\nWARNING: This archive is sufficiently damaged that it may not be possible to\n"+
+			"         produce complete information.  Continuing and hoping for the best.\n\n")
 	}
 	o := viewOptions(c, c.Count("x"), metrics).Options
 	o.Warn, o.Prog = stderr, prog
@@ -125,7 +142,38 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 		}
 		return err
 	}
+	if tail != nil && o.ReadsValues() {
+		// libpcp reads a length word and more as a record that fails;
+		// fewer stray bytes than a length word as the end.
+		if st, err := os.Stat(tail.File); err != nil || st.Size()-tail.Offset >= 4 {
+			return errors.New("pmFetch: " + pcpErrLogRec)
+		}
+	}
 	return nil
+}
+
+// pcpLosesEnd reports whether libpcp fails to locate the end of a, whose
+// data ends in damage at tail: its search reads the last volume backwards
+// from its end (which fails at the damage), then forwards from the last
+// temporal index entry inside the volume, and finds the end only if a
+// whole record follows that entry before the damage. (With several
+// volumes it falls back on the one before, which is taken to be sound.)
+func pcpLosesEnd(a *format.Archive, tail *format.FormatError) bool {
+	vols := a.Volumes()
+	if len(vols) != 1 || !strings.HasSuffix(tail.File, fmt.Sprintf(".%d", vols[0])) {
+		return false
+	}
+	st, err := os.Stat(tail.File)
+	if err != nil {
+		return false
+	}
+	idx, _ := a.Index()
+	for i := len(idx) - 1; i >= 0; i-- {
+		if e := idx[i]; int(e.Vol) == vols[0] && e.DataOff <= st.Size() {
+			return e.DataOff >= tail.Offset
+		}
+	}
+	return true
 }
 
 // pcpErrLogRec is libpcp's PM_ERR_LOGREC.
