@@ -9,12 +9,14 @@ import (
 
 // Dump writes the views selected by opts as pmdumplog would.
 func Dump(w io.Writer, a *format.Archive, opts Options) error {
-	return dumpArchive(w, newArchiveSource(a), opts)
+	src := &archiveSource{a: a, fileSizer: fileSizer{base: a.Base()}, libpcp: opts.LibpcpLabel}
+	return dumpArchive(w, src, opts)
 }
 
 // archiveSource adapts *format.Archive to what the views need.
 type archiveSource struct {
-	a *format.Archive
+	a      *format.Archive
+	libpcp bool // the label as libpcp reports it (Options.LibpcpLabel)
 	fileSizer
 }
 
@@ -24,7 +26,13 @@ func newArchiveSource(a *format.Archive) archive {
 	return &archiveSource{a: a, fileSizer: fileSizer{base: a.Base()}}
 }
 
-func (s *archiveSource) label() stream.Label                 { return s.a.Label() }
+func (s *archiveSource) label() stream.Label {
+	if s.libpcp {
+		return s.a.LibpcpLabel()
+	}
+	return s.a.Label()
+}
+
 func (s *archiveSource) meta() (*format.Metadata, error)     { return s.a.Meta() }
 func (s *archiveSource) index() ([]format.IndexEntry, error) { return s.a.Index() }
 func (s *archiveSource) records(from *stream.Timestamp) stream.CloserIterator {

@@ -68,11 +68,14 @@ type Options struct {
 	Label        bool // -l
 	LabelVerbose bool // -L (implies Label)
 	Values       bool // -m
-	Marks        bool // -M: report <mark> records even when Metrics is set
-	Reverse      bool // -r (the records of the window are held in memory)
-	Sizes        bool // -s
-	Index        bool // -t
-	TimeFormat   int  // -x count: 1 date, 2 also offset from the start, 3 also epoch seconds
+	// LibpcpLabel: the label shown (and its timezone) is the first
+	// volume's, as pmdumplog shows it, not the .meta's
+	LibpcpLabel bool
+	Marks       bool // -M: report <mark> records even when Metrics is set
+	Reverse     bool // -r (the records of the window are held in memory)
+	Sizes       bool // -s
+	Index       bool // -t
+	TimeFormat  int  // -x count: 1 date, 2 also offset from the start, 3 also epoch seconds
 
 	ArchiveZone bool   // -z: report times in the archive's timezone
 	Zone        string // -Z: report times in this timezone

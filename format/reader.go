@@ -66,7 +66,8 @@ type rdVolume struct {
 // goroutines, and each Records iterator from one.
 type Archive struct {
 	base      string
-	label     stream.Label // from .meta
+	label     stream.Label  // from .meta
+	volLabel  *stream.Label // the first volume's, when there is one
 	metaPath  string
 	metaSize  int64
 	indexPath string // "" when there is no usable index
@@ -96,6 +97,19 @@ type Archive struct {
 
 // Label returns the archive label, as found in the .meta file (Vol is -1).
 func (a *Archive) Label() stream.Label { return a.label }
+
+// LibpcpLabel returns the label as libpcp reports it (pmGetArchiveLabel):
+// the first volume's, whose timezone and start may differ from the
+// .meta's (nothing else may: Open refuses it); the .meta's without a
+// volume. Vol is -1.
+func (a *Archive) LibpcpLabel() stream.Label {
+	if a.volLabel == nil {
+		return a.label
+	}
+	l := *a.volLabel
+	l.Vol = -1
+	return l
+}
 
 // Version returns the archive format version, 2 or 3.
 func (a *Archive) Version() int { return a.label.Version }
@@ -351,11 +365,25 @@ func openBase(base string, o *readerOptions) (*Archive, error) {
 	for i, v := range nums {
 		p := vols[v].path
 		l, size, err := readFileLabel(p, int32(v))
-		if err != nil {
+		if err == nil && i == 0 {
+			err = a.agree(&l, p, true)
+		} else if err == nil {
+			// libpcp reads a later volume that names another host
+			if herr := a.agree(&l, p, false); herr != nil && l.Version == a.label.Version {
+				a.warnf(herr)
+			} else {
+				err = herr
+			}
+		}
+		// libpcp checks the first volume's label when it opens an
+		// archive, and a later one's format and version when it reaches
+		// it, skipping a volume it refuses: so does the reader
+		// (openVolume), so that the other volumes can be read.
+		if err != nil && (i == 0 || !errors.Is(err, ErrLabel)) {
 			return nil, err
 		}
-		if err := a.agree(&l, p, i == 0); err != nil {
-			return nil, err
+		if i == 0 {
+			a.volLabel = &l
 		}
 		a.vols = append(a.vols, rdVolume{num: v, path: p, size: size})
 	}

@@ -454,6 +454,9 @@ func (it *archiveIter) openVolume(i int) error {
 	}
 	it.df, it.dpath = f, v.path
 	vl, err := readLabel(f, v.path, int32(v.num))
+	if err == nil && vl.Version != it.a.label.Version {
+		err = it.a.agree(&vl, v.path, false) // (another host was warned of in Open)
+	}
 	if err != nil {
 		return err
 	}
@@ -511,6 +514,13 @@ func (it *archiveIter) nextData() error {
 			if err := it.openVolume(it.vi); err != nil {
 				if it.seeking {
 					it.rescan(err)
+					continue
+				}
+				if it.vi > 0 && errors.Is(err, ErrLabel) {
+					// libpcp skips a later volume whose label it
+					// refuses and reads on from the next one.
+					it.closeData()
+					a.warnf(fmt.Errorf("volume skipped: %w", err))
 					continue
 				}
 				return err

@@ -803,8 +803,14 @@ func TestDamage(t *testing.T) {
 		// carried as another time: refused, with the field's offset.
 		{"microseconds past 32-bit nanoseconds (F8)", ".1", put32(140, 3000000), "error", "x.1: offset 140: timestamp's microseconds field is 3000000, far outside 0 to 999999", 0},
 		{"time goes back", ".1", put32(136, 1), "warn", "x.1: offset 132: data record at 1.368357000 goes back in time from 902428483.368148000", 9},
-		{"wrong volume in label", ".1", put32(20, 5), "error", "x.1: offset 20: label volume field is 5, expected 1", 0},
-		{"other host", ".1", func(b []byte) []byte { b[24] ^= 1; return b }, "error", "x.1: offset 0: label names host", 0},
+		// A later volume whose label libpcp refuses is skipped, as
+		// libpcp skips it; one that names another host is read, as
+		// libpcp reads it, with a warning.
+		{"wrong volume in label", ".1", put32(20, 5), "warn", "x.1: offset 20: label volume field is 5, expected 1", 6},
+		{"bad magic in a later volume", ".1", put32(4, 0xdeadbe02), "warn", "x.1: offset 4: bad magic number", 6},
+		{"other host", ".1", func(b []byte) []byte { b[24] ^= 1; return b }, "warn", "x.1: offset 0: label names host", 9},
+		{"other host in the first volume", ".0", func(b []byte) []byte { b[24] ^= 1; return b }, "error", "x.0: offset 0: label names host", 0},
+		{"other pmlogger PID in the first volume", ".0", put32(8, 1), "error", "x.0: offset 8: label says pmlogger PID 1", 0},
 		{"other host in the index", ".index", func(b []byte) []byte { b[24] ^= 1; return b }, "warn", "index ignored: ", 9},
 		{"index entry out of the volume", ".index", put32(132+20+16, 5000), "warn", "x.index: offset 152: index entry 1: data offset 5000 outside volume 0", 9},
 		{"truncated .meta", ".meta", func(b []byte) []byte { return b[:len(b)-5] }, "error", "x.meta: offset 797: metadata record: record of 54 bytes runs past the end of the file (49 bytes left)", 0},

@@ -105,10 +105,10 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 	// fetch fails there when the view reads the values.
 	var tail *format.FormatError
 	a, err := format.Open(name, format.WithWarn(func(err error) {
-		if indexErr == nil && errors.Is(err, format.ErrLabel) {
+		var fe *format.FormatError
+		if indexErr == nil && errors.Is(err, format.ErrLabel) && errors.As(err, &fe) && strings.HasSuffix(fe.File, ".index") {
 			indexErr = err
 		}
-		var fe *format.FormatError
 		if tail == nil && errors.Is(err, format.ErrTruncated) && errors.As(err, &fe) {
 			tail = fe
 		}
@@ -128,7 +128,7 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 			"         produce complete information.  Continuing and hoping for the best.\n\n")
 	}
 	o := viewOptions(c, c.Count("x"), metrics).Options
-	o.Warn, o.Prog = stderr, prog
+	o.Warn, o.Prog, o.LibpcpLabel = stderr, prog, true
 	if err := dump.Dump(stdout, a, o); err != nil {
 		var fe *format.FormatError
 		if errors.As(err, &fe) {
