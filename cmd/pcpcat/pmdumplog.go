@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 
@@ -117,13 +116,13 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 		err = indexErr
 	}
 	if err != nil {
-		return fmt.Errorf("Cannot open archive %q: %s", name, pcpOpenError(err))
+		return fmt.Errorf("Cannot open archive %q: %s", name, dump.LibpcpOpenError(err))
 	}
 	// pmdumplog finds the archive's end before anything else (libpcp's
 	// option parsing does, and says when it cannot).
 	a.End()
-	if tail != nil && pcpLosesEnd(a, tail) {
-		fmt.Fprintf(stderr, "%s: Cannot locate end of archive %s: %s\n", prog, name, pcpErrLogRec)
+	if tail != nil && dump.LibpcpLosesEnd(a, tail) {
+		fmt.Fprintf(stderr, "%s: Cannot locate end of archive %s: %s\n", prog, name, dump.ErrStrLogRec)
 		fmt.Fprint(stderr, "\nWARNING: This archive is sufficiently damaged that it may not be possible to\n"+
 			"         produce complete information.  Continuing and hoping for the best.\n\n")
 	}
@@ -136,9 +135,9 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 			// when it opens the archive, and meets damage in the data
 			// when it fetches.
 			if strings.HasSuffix(fe.File, ".meta") {
-				return fmt.Errorf("Cannot open archive %q: %s", name, pcpErrLogRec)
+				return fmt.Errorf("Cannot open archive %q: %s", name, dump.ErrStrLogRec)
 			}
-			return errors.New("pmFetch: " + pcpErrLogRec)
+			return errors.New("pmFetch: " + dump.ErrStrLogRec)
 		}
 		return err
 	}
@@ -146,53 +145,8 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 		// libpcp reads a length word and more as a record that fails;
 		// fewer stray bytes than a length word as the end.
 		if st, err := os.Stat(tail.File); err != nil || st.Size()-tail.Offset >= 4 {
-			return errors.New("pmFetch: " + pcpErrLogRec)
+			return errors.New("pmFetch: " + dump.ErrStrLogRec)
 		}
 	}
 	return nil
-}
-
-// pcpLosesEnd reports whether libpcp fails to locate the end of a, whose
-// data ends in damage at tail: its search reads the last volume backwards
-// from its end (which fails at the damage), then forwards from the last
-// temporal index entry inside the volume, and finds the end only if a
-// whole record follows that entry before the damage. (With several
-// volumes it falls back on the one before, which is taken to be sound.)
-func pcpLosesEnd(a *format.Archive, tail *format.FormatError) bool {
-	vols := a.Volumes()
-	if len(vols) != 1 || !strings.HasSuffix(tail.File, fmt.Sprintf(".%d", vols[0])) {
-		return false
-	}
-	st, err := os.Stat(tail.File)
-	if err != nil {
-		return false
-	}
-	idx, _ := a.Index()
-	for i := len(idx) - 1; i >= 0; i-- {
-		if e := idx[i]; int(e.Vol) == vols[0] && e.DataOff <= st.Size() {
-			return e.DataOff >= tail.Offset
-		}
-	}
-	return true
-}
-
-// pcpErrLogRec is libpcp's PM_ERR_LOGREC.
-const pcpErrLogRec = "Corrupted record in a PCP archive log"
-
-// pcpOpenError is what pmdumplog says after "Cannot open archive" for an
-// error in opening an archive: libpcp's words for a missing file, a bad
-// or disagreeing label, an empty file or a damaged record.
-func pcpOpenError(err error) string {
-	var fe *format.FormatError
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "No such file or directory"
-	case errors.Is(err, format.ErrEmptyFile):
-		return "Empty archive log file"
-	case errors.Is(err, format.ErrLabel):
-		return "Illegal label record at start of a PCP archive log file"
-	case errors.As(err, &fe):
-		return pcpErrLogRec
-	}
-	return err.Error()
 }
