@@ -469,6 +469,26 @@ func BenchmarkValidate(b *testing.B) {
 	}
 }
 
+// BenchmarkValidateU64: a body as the bench archive's, 64-bit pointer
+// values (24 sets of 1 to 50 instances), where Validate checks every block.
+func BenchmarkValidateU64(b *testing.B) {
+	var sets []bodySet
+	for i := 0; i < 24; i++ {
+		s := bodySet{pmid: stream.NewPMID(60, uint32(i), 1), valfmt: stream.ValDptr}
+		for j := 0; j < 1+(i*7)%50; j++ {
+			s.vals = append(s.vals, bodyVal{inst: int32(j), word: uint32(j), vtype: uint8(stream.TypeU64), payload: be64(uint64(i * j))})
+		}
+		sets = append(sets, s)
+	}
+	r := &stream.Result{Version: 3, Body: encodeBody(3, sets...)}
+	b.SetBytes(int64(len(r.Body)))
+	for i := 0; i < b.N; i++ {
+		if err := r.Validate(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkAppendBodyV2toV3(b *testing.B) {
 	r := benchBody(2)
 	buf := make([]byte, 0, len(r.Body))

@@ -175,27 +175,22 @@ func debugLog(flags string) bool {
 // pcpVerbosity is pmlogrewrite's vflag after its command line: each -v
 // adds one, and -C sets it to 1, so that "-C -v" is 2 but "-v -C" is 1.
 func pcpVerbosity(args []string) int {
+	valued := map[string]bool{}
+	for _, o := range opts {
+		valued["-"+o.Name] = o.Value != ""
+	}
 	v := 0
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			break
-		}
-		if len(a) < 2 || a[0] != '-' || a[1] == '-' {
-			continue // an archive (options may follow, as getopt permutes)
-		}
-		for j := 1; j < len(a); j++ {
-			switch a[j] {
-			case 'v':
-				v++
-			case 'C':
-				v = 1
-			case 'c', 'D', 'V':
-				if j == len(a)-1 {
-					i++ // the value is the next argument
-				}
-				j = len(a)
-			}
+	split := toolio.SplitGetopt(append([]string{"pmlogrewrite"}, args...), opts.Getopt())
+	for i := 1; i < len(split); i++ {
+		switch a := split[i]; {
+		case a == "--":
+			return v
+		case a == "-v":
+			v++
+		case a == "-C":
+			v = 1
+		case valued[a]:
+			i++ // its value
 		}
 	}
 	return v
