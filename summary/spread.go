@@ -2,7 +2,6 @@ package summary
 
 import (
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/DataDog/sketches-go/ddsketch"
@@ -30,62 +29,49 @@ const sketchBins = 2048
 
 // spread accumulates one instance's values: Welford's running mean and sum
 // of squared deviations (stable where a sum of squares cancels: counters'
-// large values), and the sketch when percentiles are asked for.
+// large values), and the percentile bins when percentiles are asked for.
 type spread struct {
 	// off: nothing is accumulated (text output shows neither the
 	// standard deviation nor percentiles, and Welford's division per
 	// value was an eighth of a summary's time).
 	off   bool
+	wants bool
 	n     float64
 	mean  float64
 	m2    float64
-	sk    *ddsketch.DDSketch
-	wants bool
-	// A run of equal values goes into the sketch at once, with its count
-	// (a sketch's Add takes a logarithm): archives hold long runs of one
-	// value (zeros, constants, counters that do not move).
+	// A run of equal values is counted at once (runV, runN): archives
+	// hold long runs of one value (zeros, constants, counters that do
+	// not move), and a run costs one bin index.
 	runV, runN float64
-	// Single values wait in codes, as their bins (binCode), and go into
-	// the sketch sketchBatch at a time, bin by bin in ascending order:
-	// one add per value went to a bin of a different instance's sketch
-	// each time, a cache miss (97% of the sketch's time, on one load, on
-	// the 1 GiB bench archive); in a batch, values of one bin share one
-	// add. A batch of values (16 bytes with their count) missed the cache
-	// on its own appends in turn (81% of flush's samples on that store):
-	// 4-byte codes take four times fewer lines. Runs of a value wait in
-	// runs, with their count.
+	// The values' bins, counted in the sketch's own indexes
+	// (sketchMapping): pos for positive values, neg for negative ones
+	// (by the index of -v), zeros for the sketch's zero bin. They go into
+	// the sketch (sk) when the percentiles are read, or when a bin would
+	// take the span of pos or neg past sketchBins, or a count past 32
+	// bits (then the sketch, which collapses its lowest bins, takes what
+	// is counted, and counting starts again). A value counted here is
+	// one increment; in the sketch, it went through two more pointers and
+	// the store's range checks.
+	pos, neg bins
+	counted  float64 // values counted in pos and neg
+	zeros    float64
+	sk       *ddsketch.DDSketch
+	// codes: single values waiting to be counted, as their bins
+	// (binCode), sketchBatch at a time. Counting each value as it came
+	// missed the cache on its bin: the bins of tens of thousands of
+	// instances are far larger than the cache, and one instance's values
+	// land all over its bins (3 of the 6.2 s of CPU of a --percentiles
+	// summary of the 1 GiB bench archive went to that one increment). A
+	// batch loads each line of an instance's bins once, and a 4-byte
+	// code is a sixteenth of a line. Runs of a value wait there too
+	// (runMark).
 	codes []int32
-	runs  []weighted
-	// scratch is drain's, shared by the instances of one accumulator
-	// (one goroutine)
-	scratch *drainScratch
 }
 
-// weighted is a value, or a bin index, and how many times it came.
-type weighted struct {
-	v, n float64
-}
-
-// drainScratch is drain's scratch: bin indexes of the batch's positive
-// and negative values, and counts per bin.
-type drainScratch struct {
-	pos, neg []binCount
-	counts   []float64
-}
-
-type binCount struct {
-	i int
-	n float64
-}
-
-// sketchBatch is how many single values wait before they go into the
-// sketch: 256 took 3.8-4.1 s on the bench archive's --percentiles run
-// against 4.4-4.6 s for 64, more sorted values sharing each bin's cache
-// line.
-const sketchBatch = 256
-
-// sketchMapping maps values to bins, for every sketch (it is read-only).
-var sketchMapping, sketchMappingErr = mapping.NewCubicallyInterpolatedMapping(SketchAccuracy)
+// sketchBatch is how many single values wait before they are counted:
+// 128, 256 and 512 took the same time on the bench archive, 1024 longer;
+// the smallest keeps the least memory.
+const sketchBatch = 128
 
 // zeroCode is the code of a value in the sketch's zero bin (between
 // -MinIndexableValue and MinIndexableValue); skipCode, of a value too
@@ -114,6 +100,66 @@ func binCode(v float64) int32 {
 	return skipCode // (a value past ±1e308 is left out of the sketch)
 }
 
+// bins counts values by bin index: c[k] is the count of index lo+k.
+type bins struct {
+	lo int
+	c  []uint32
+}
+
+// add counts n values of index i; false if that would take the span past
+// sketchBins (nothing is counted then).
+func (b *bins) add(i int, n uint32) bool {
+	if k := i - b.lo; uint(k) < uint(len(b.c)) {
+		b.c[k] += n
+		return true
+	}
+	return b.grow(i, n)
+}
+
+// binSlack is how many bins a count array is made with, and at least how
+// many more it grows by, on the side it grows.
+const binSlack = 8
+
+func (b *bins) grow(i int, n uint32) bool {
+	if len(b.c) == 0 {
+		b.lo, b.c = i-binSlack/2, make([]uint32, binSlack)
+		b.c[binSlack/2] = n
+		return true
+	}
+	lo, hi := min(b.lo, i), max(b.lo+len(b.c)-1, i)
+	if hi-lo+1 > sketchBins {
+		return false
+	}
+	extra := max(binSlack, (hi-lo+1)/2)
+	if i < b.lo {
+		lo = max(lo-extra, hi-sketchBins+1)
+	} else {
+		hi = min(hi+extra, lo+sketchBins-1)
+	}
+	c := make([]uint32, hi-lo+1)
+	copy(c[b.lo-lo:], b.c)
+	b.lo, b.c = lo, c
+	b.c[i-lo] += n
+	return true
+}
+
+// into adds the counts to st, bin by bin, in ascending order of index
+// (descending with down), and clears them.
+func (b *bins) into(st store.Store, down bool) {
+	for k := range b.c {
+		if down {
+			k = len(b.c) - 1 - k
+		}
+		if b.c[k] > 0 {
+			st.AddWithCount(b.lo+k, float64(b.c[k]))
+		}
+	}
+	b.c = b.c[:0]
+}
+
+// sketchMapping maps values to bins, for every sketch (it is read-only).
+var sketchMapping, sketchMappingErr = mapping.NewCubicallyInterpolatedMapping(SketchAccuracy)
+
 func (p *spread) add(v float64) {
 	if p.off || math.IsNaN(v) || math.IsInf(v, 0) {
 		return
@@ -132,23 +178,77 @@ func (p *spread) add(v float64) {
 	}
 }
 
-// flush moves the pending run of equal values to the batch, and the
-// batch into the sketch when it is full.
+// flush puts the pending run of equal values in the batch: a single value
+// as its code, a longer run as runMark, its code and its count.
 func (p *spread) flush() {
-	switch {
-	case p.runN == 0:
+	if p.runN == 0 {
 		return
+	}
+	if p.codes == nil {
+		p.codes = make([]int32, 0, sketchBatch)
+	}
+	switch c := binCode(p.runV); {
 	case p.runN == 1:
-		if p.codes == nil {
-			p.codes = make([]int32, 0, sketchBatch)
-		}
-		p.codes = append(p.codes, binCode(p.runV))
-	default:
-		p.runs = append(p.runs, weighted{p.runV, p.runN})
+		p.codes = append(p.codes, c)
+	case p.runN <= math.MaxUint32:
+		p.codes = append(p.codes, runMark, c, int32(uint32(p.runN)))
+	default: // (over 4 billion equal values: at once)
+		p.countCode(c, p.runN)
 	}
 	p.runN = 0
-	if len(p.codes) == sketchBatch || len(p.runs) == sketchBatch {
+	if len(p.codes) > sketchBatch-3 {
+		p.count()
+	}
+}
+
+// runMark, in a batch, is followed by a code and a count (as uint32).
+const runMark = math.MinInt32 + 1
+
+// count counts the batch (in any order: a bin's count is a sum).
+func (p *spread) count() {
+	codes := p.codes
+	p.codes = nil // (a span that fills drains the bins, not the batch again)
+	for j := 0; j < len(codes); j++ {
+		c, n := codes[j], 1.0
+		if c == runMark && j+2 < len(codes) {
+			c, n = codes[j+1], float64(uint32(codes[j+2]))
+			j += 2
+		}
+		p.countCode(c, n)
+	}
+	p.codes = codes[:0]
+}
+
+// countCode counts n values of code c in their bin.
+func (p *spread) countCode(c int32, n float64) {
+	b := &p.pos
+	switch {
+	case c == zeroCode:
+		p.zeros += n
+		return
+	case c == skipCode:
+		return
+	case c&1 != 0:
+		b = &p.neg
+	}
+	if p.counted+n > math.MaxUint32 { // (a bin's count could overflow)
 		p.drain()
+		if n > math.MaxUint32 { // a run of over 4 billion values
+			if p.sketch() != nil {
+				st := p.sk.GetPositiveValueStore()
+				if b == &p.neg {
+					st = p.sk.GetNegativeValueStore()
+				}
+				st.AddWithCount(int(c>>1), n)
+			}
+			return
+		}
+	}
+	p.counted += n
+	if !b.add(int(c>>1), uint32(n)) {
+		p.drain()
+		p.counted = n
+		b.add(int(c>>1), uint32(n))
 	}
 }
 
@@ -173,98 +273,27 @@ func newSketch() (*ddsketch.DDSketch, error) {
 	return ddsketch.NewDDSketch(sketchMapping, store.NewCollapsingLowestDenseStore(sketchBins), store.NewCollapsingLowestDenseStore(sketchBins)), nil
 }
 
-// drain adds the batch to the sketch, in ascending order of value: each
-// value's bin index is computed, the indexes counted (in an array when
-// they span few bins, as one instance's values mostly do; sorted
-// otherwise), and each bin's count added once, in the order a sorted
-// batch would visit them, so the sketch ends up as value-by-value adds
-// leave it.
+// drain moves the counted bins into the sketch (made on first use), in
+// ascending order of value, the negative ones from the largest
+// magnitude: within sketchBins of span the sketch ends up as adding each
+// value in turn leaves it (its stores collapse nothing then, and a bin's
+// count is a sum).
 func (p *spread) drain() {
-	if len(p.codes) == 0 && len(p.runs) == 0 {
+	p.count()
+	if len(p.pos.c) == 0 && len(p.neg.c) == 0 && p.zeros == 0 {
 		return
 	}
-	sk := p.sketch()
-	if sk == nil {
-		p.codes, p.runs = p.codes[:0], p.runs[:0]
+	p.counted = 0
+	if p.sketch() == nil {
+		p.pos.c, p.neg.c, p.zeros = p.pos.c[:0], p.neg.c[:0], 0
 		return
 	}
-	if p.scratch == nil {
-		p.scratch = &drainScratch{}
+	p.neg.into(p.sk.GetNegativeValueStore(), true)
+	if p.zeros > 0 {
+		_ = p.sk.AddWithCount(0, p.zeros)
+		p.zeros = 0
 	}
-	sc := p.scratch
-	pos, neg := sc.pos[:0], sc.neg[:0]
-	zeros := 0.0
-	add := func(c int32, n float64) {
-		switch {
-		case c == zeroCode:
-			zeros += n
-		case c == skipCode:
-		case c&1 == 0:
-			pos = append(pos, binCount{int(c >> 1), n})
-		default:
-			neg = append(neg, binCount{int(c >> 1), n})
-		}
-	}
-	for _, c := range p.codes {
-		add(c, 1)
-	}
-	for _, w := range p.runs {
-		add(binCode(w.v), w.n)
-	}
-	// Ascending values: the negative ones from the largest magnitude.
-	sc.counts = addBins(sk.GetNegativeValueStore(), neg, true, sc.counts)
-	if zeros > 0 {
-		_ = sk.AddWithCount(0, zeros)
-	}
-	sc.counts = addBins(sk.GetPositiveValueStore(), pos, false, sc.counts)
-	sc.pos, sc.neg = pos, neg
-	p.codes, p.runs = p.codes[:0], p.runs[:0]
-}
-
-// countSpan is the widest span of bin indexes counted in an array.
-const countSpan = 1024
-
-// addBins adds each count of idx to st's bin, bin by bin, in ascending
-// order of index (descending with down); counts is scratch.
-func addBins(st store.Store, idx []binCount, down bool, counts []float64) []float64 {
-	if len(idx) == 0 {
-		return counts
-	}
-	lo, hi := idx[0].i, idx[0].i
-	for _, b := range idx {
-		lo, hi = min(lo, b.i), max(hi, b.i)
-	}
-	if hi-lo < countSpan {
-		if cap(counts) < countSpan {
-			counts = make([]float64, countSpan)
-		}
-		c := counts[:hi-lo+1]
-		for _, b := range idx {
-			c[b.i-lo] += b.n
-		}
-		for k := range c {
-			if down {
-				k = len(c) - 1 - k
-			}
-			if c[k] > 0 {
-				st.AddWithCount(lo+k, c[k])
-				c[k] = 0
-			}
-		}
-		return counts
-	}
-	slices.SortFunc(idx, func(a, b binCount) int { return a.i - b.i })
-	if down {
-		slices.Reverse(idx)
-	}
-	for j := 0; j < len(idx); {
-		i, n := idx[j].i, idx[j].n
-		for j++; j < len(idx) && idx[j].i == i; j++ {
-			n += idx[j].n
-		}
-		st.AddWithCount(i, n)
-	}
-	return counts
+	p.pos.into(p.sk.GetPositiveValueStore(), false)
 }
 
 // stddev is the population standard deviation; NaN without values.

@@ -64,3 +64,53 @@ func TestSpreadRunsLikeEachValue(t *testing.T) {
 		t.Errorf("the bins differ: %d against %d adding each value", len(b), len(d))
 	}
 }
+
+// TestSpreadWideAndLong: values whose bins span more than a sketch keeps
+// (counting starts again after each drain into the sketch, which then
+// collapses its lowest bins), and runs too long for a 32-bit count, keep
+// every value's weight; percentiles above the collapsed bins are those of
+// adding each value in turn.
+func TestSpreadWideAndLong(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	p := spread{wants: true}
+	direct, err := newSketch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50000; i++ {
+		v := math.Pow(10, rng.Float64()*60-30) // 10^-30 to 10^30: about 7,000 bins
+		p.add(v)
+		_ = direct.Add(v)
+		if len(p.pos.c) > sketchBins { // memory per instance stays bounded
+			t.Fatalf("%d bins counted, more than a sketch's %d", len(p.pos.c), sketchBins)
+		}
+	}
+	ps := []float64{50, 75, 90, 99, 100}
+	got := p.percentiles(ps)
+	for i, q := range ps {
+		want, _ := direct.GetValueAtQuantile(q / 100)
+		if got[i].Value != want {
+			t.Errorf("p%v: %v, adding each value: %v", q, got[i].Value, want)
+		}
+	}
+	if p.sk.GetCount() != direct.GetCount() {
+		t.Errorf("count %v, adding each value: %v", p.sk.GetCount(), direct.GetCount())
+	}
+
+	// 5e9 values of 7, then 3 and 11: the median is 7.
+	q := spread{wants: true}
+	q.add(3)
+	q.flush()
+	q.runV, q.runN = 7, 5e9 // (as 5e9 calls of add(7) leave it)
+	q.add(11)
+	q.add(11)
+	got = q.percentiles([]float64{1e-9, 50, 100})
+	if q.sk.GetCount() != 5e9+3 {
+		t.Errorf("count %v, want 5e9+3", q.sk.GetCount())
+	}
+	for i, want := range []float64{3, 7, 11} {
+		if math.Abs(got[i].Value-want) > want*SketchAccuracy {
+			t.Errorf("p%v: %v, want %v within 1%%", got[i].P, got[i].Value, want)
+		}
+	}
+}

@@ -59,7 +59,6 @@ type metricStats struct {
 
 // accumulator is the state of both passes over the window.
 type accumulator struct {
-	scratch *drainScratch // the percentile sketches' (spread.go)
 	o       *Options
 	meta    descSource
 	metrics map[stream.PMID]*metricStats
@@ -225,12 +224,6 @@ func (a *accumulator) newInst(m *metricStats, inst int32, v float64, ts timeval)
 	}
 	is.spread.wants = len(a.o.Percentiles) > 0
 	is.spread.off = !a.o.JSON && !a.o.CSV && !is.spread.wants
-	if is.spread.wants {
-		if a.scratch == nil {
-			a.scratch = &drainScratch{}
-		}
-		is.spread.scratch = a.scratch
-	}
 	if a.o.Bins > 0 {
 		is.bin = make([]uint32, a.o.Bins)
 	}
