@@ -229,7 +229,7 @@ func (d *dumper) dumpLabelSets() {
 					if v.stamp != this {
 						continue
 					}
-					d.b = appendLabelSets(d.b, n.Key, typ, v.sets)
+					d.b = AppendLabelSets(d.b, n.Key, typ, v.sets)
 				}
 			}
 			d.maybeFlush()
@@ -267,8 +267,8 @@ func labelNodesInOrder(typ uint32, h *pcphash.Hash[*labelVersion]) []*pcphash.No
 	}
 }
 
-// appendLabelSets appends label sets as pmPrintLabelSets does.
-func appendLabelSets(b []byte, ident uint32, typ uint32, sets []stream.OneLabelSet) []byte {
+// AppendLabelSets appends label sets as pmPrintLabelSets does.
+func AppendLabelSets(b []byte, ident uint32, typ uint32, sets []stream.OneLabelSet) []byte {
 	for _, s := range sets {
 		b = append(b, "    "...)
 		b = appendLabelIdent(b, ident, typ)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/pcptools/pcptools/dump"
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/toolio"
 	"github.com/pcptools/pcptools/rules"
@@ -153,7 +154,7 @@ func (j *Job) run(stdin *os.File, stdout, report io.Writer) error {
 	j.warnings(plan.Warnings)
 	if j.Verbose {
 		if j.Compat {
-			plan.ReportPCP(report, &meta.Label)
+			plan.ReportPCP(report, &meta.Label, printNewLabels)
 		} else {
 			Report(j.Stderr, plan)
 		}
@@ -258,6 +259,16 @@ func (j *Job) run(stdin *os.File, stdout, report io.Writer) error {
 	}
 	pr.Done(true)
 	return nil
+}
+
+// printNewLabels prints the NEW labels of one of pmlogrewrite's label
+// specs as its -v summary does (pmPrintLabelSets).
+func printNewLabels(ty, ident uint32, inst int32, labels []rules.NewLabel) string {
+	l := make([]label, len(labels))
+	for i, n := range labels {
+		l[i] = label{name: n.Name, value: n.Value, flags: uint8(ty)}
+	}
+	return string(dump.AppendLabelSets(nil, ident, ty, []stream.OneLabelSet{buildSet(inst, l)}))
 }
 
 // Report is -v: what the plan changes.

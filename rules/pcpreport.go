@@ -11,9 +11,11 @@ import (
 )
 
 // ReportPCP writes what pmlogrewrite 6.0.3 prints for -v: its
-// "Specifications Summary" of the global, indom, metric and help text
-// changes (label changes are not listed). lab is the input's label.
-func (p *Plan) ReportPCP(w io.Writer, lab *stream.Label) {
+// "Specifications Summary" of the global, indom, metric, help text and
+// label changes. lab is the input's label; newSet prints a spec's NEW
+// labels as pmPrintLabelSets does (the label set encoding is the
+// rewrite's).
+func (p *Plan) ReportPCP(w io.Writer, lab *stream.Label, newSet func(ty, ident uint32, inst int32, labels []NewLabel) string) {
 	fmt.Fprintln(w, "PCP Archive Log Rewrite Specifications Summary")
 	change := false
 	g := &p.Global
@@ -152,9 +154,92 @@ func (p *Plan) ReportPCP(w io.Writer, lab *stream.Label) {
 			fmt.Fprintln(w, "DELETE")
 		}
 	}
-	if !change && len(p.Labels) == 0 && len(p.New) == 0 {
+	// The label specs, newest first.
+	for i := len(p.pcpLabels) - 1; i >= 0; i-- {
+		lp := p.pcpLabels[i]
+		if lp.flags == 0 {
+			continue
+		}
+		change = true
+		fmt.Fprintf(w, "\nLabel: %s", pcpLabelIdent(lp.Type, lp.Ident))
+		if lp.Type == stream.LabelInstances {
+			if lp.Inst != -1 {
+				fmt.Fprintf(w, ", Instance: %d", lp.Inst)
+			} else {
+				fmt.Fprint(w, ", Instances: ALL")
+			}
+		}
+		if lp.Name != nil {
+			fmt.Fprintf(w, ", Label: \"%s\"", *lp.Name)
+		}
+		if lp.Value != nil {
+			fmt.Fprintf(w, ", Value: %s", *lp.Value)
+		}
+		fmt.Fprintln(w)
+		if lp.flags&lfNew != 0 {
+			fmt.Fprintf(w, "NEW:\n%s", newSet(lp.Type, lp.NewIdent, lp.NewInst, lp.New))
+		}
+		if lp.flags&lfID != 0 {
+			fmt.Fprintf(w, "ID:\t\t%s -> %s\n", pcpLabelID(lp.Type, lp.Ident), pcpLabelID(lp.Type, lp.NewIdent))
+		}
+		if lp.flags&lfLabel != 0 {
+			old := "ALL"
+			if lp.Name != nil {
+				old = "\"" + *lp.Name + "\""
+			}
+			fmt.Fprintf(w, "Label:\t\t%s -> \"%s\"\n", old, *lp.NewName)
+		}
+		if lp.flags&lfValue != 0 {
+			old := "ALL"
+			if lp.Value != nil {
+				old = *lp.Value
+			}
+			fmt.Fprintf(w, "Value:\t\t%s -> %s\n", old, *lp.NewValue)
+		}
+		if lp.flags&lfDel != 0 {
+			fmt.Fprintln(w, "DELETE")
+		}
+	}
+	if !change {
 		fmt.Fprintln(w, "No changes")
 	}
+}
+
+// pcpLabelIdent names a label set's object as libpcp's
+// __pmLabelIdentString does: "Context", "Domain 60", "Cluster 60.1",
+// "PMID 60.1.2", "InDom 60.1" (for instance labels too).
+func pcpLabelIdent(ty, id uint32) string {
+	switch ty {
+	case stream.LabelContext:
+		return "Context"
+	case stream.LabelDomain:
+		return fmt.Sprintf("Domain %d", id)
+	case stream.LabelCluster:
+		p := stream.PMID(id)
+		return fmt.Sprintf("Cluster %d.%d", p.Domain(), p.Cluster())
+	case stream.LabelItem:
+		return "PMID " + stream.PMID(id).String()
+	case stream.LabelInDom, stream.LabelInstances:
+		return "InDom " + stream.InDomID(id).String()
+	}
+	return "Unknown"
+}
+
+// pcpLabelID is pmlogrewrite's labelIDStr, which its summary's "ID:" line
+// uses: empty for the context, "Domain 60", "Cluster 60.1.0" (the whole
+// PMID), "PMID 60.1.2", "Indom 60.1", "Instances 60.1".
+func pcpLabelID(ty, id uint32) string {
+	switch ty {
+	case stream.LabelContext:
+		return ""
+	case stream.LabelCluster:
+		return "Cluster " + stream.PMID(id).String()
+	case stream.LabelInDom:
+		return "Indom " + stream.InDomID(id).String()
+	case stream.LabelInstances:
+		return "Instances " + stream.InDomID(id).String()
+	}
+	return pcpLabelIdent(ty, id)
 }
 
 // pcpTextWhat names a help text's type as pmlogrewrite's summary does:

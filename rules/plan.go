@@ -259,7 +259,8 @@ type Plan struct {
 	// this archive, or change nothing.
 	Warnings []Warning
 
-	pcpMetrics []*MetricPlan // the changed metrics in pmlogrewrite's order
+	pcpMetrics []*MetricPlan   // the changed metrics in pmlogrewrite's order
+	pcpLabels  []*PCPLabelSpec // pmlogrewrite's label specs, in the order made (pcplabels.go)
 }
 
 // Metric returns the plan for an input PMID, or nil when it is unchanged.
@@ -327,12 +328,14 @@ type compiler struct {
 	names   map[string]*stream.Desc
 	// every metric the rules touched, in first-touch order (pmlogrewrite's
 	// metric_root, reversed)
-	metrics   map[stream.PMID]*MetricPlan
-	indomSpec []*InDomPlan // indom_root, in creation order
-	indoms    map[stream.InDomID]*InDomPlan
-	outVer    int
-	hashOrder []*stream.Desc // pmidHashOrder's, once computed
-	textOrder []*stream.Text // pcpTexts', once computed
+	metrics    map[stream.PMID]*MetricPlan
+	indomSpec  []*InDomPlan // indom_root, in creation order
+	indoms     map[stream.InDomID]*InDomPlan
+	outVer     int
+	hashOrder  []*stream.Desc // pmidHashOrder's, once computed
+	labelOrder [][2]uint32    // labelHashOrder's, once computed
+	indomRank  map[uint32]int // indomHashRank's, once computed
+	textOrder  []*stream.Text // pcpTexts', once computed
 }
 
 // Compile resolves cfg against an archive's metadata. The error is an

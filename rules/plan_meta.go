@@ -285,18 +285,28 @@ func (c *compiler) startLabel(ty, ident uint32, inst int32, name, value *string)
 
 func eqPtr(a, b *string) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
 
+// labelTargetPMID is the metric a rule's target names by name (PMIDNull
+// for any other target); false for a name the archive does not have.
+func (c *compiler) labelTargetPMID(r *LabelRule) (stream.PMID, bool) {
+	tg := r.Target
+	if tg.Type == stream.LabelItem && tg.Metric.Kind == IDName {
+		d := c.names[tg.Metric.Name]
+		if d == nil {
+			return stream.PMIDNull, false
+		}
+		return d.PMID, true
+	}
+	return stream.PMIDNull, true
+}
+
 // labelTargets lists the (type, ident, inst) of the archive's label sets
 // that a rule selects.
 func (c *compiler) labelTargets(r *LabelRule) [][3]uint32 {
 	tg := r.Target
-	var pmid stream.PMID = stream.PMIDNull
-	if tg.Type == stream.LabelItem && tg.Metric.Kind == IDName {
-		d := c.names[tg.Metric.Name]
-		if d == nil {
-			c.warn(r.Pos, "metric %s: unknown metric name", tg.Metric.Name)
-			return nil
-		}
-		pmid = d.PMID
+	pmid, ok := c.labelTargetPMID(r)
+	if !ok {
+		c.warn(r.Pos, "metric %s: unknown metric name", tg.Metric.Name).As("Metric: %s: Unknown metric name", tg.Metric.Name)
+		return nil
 	}
 	var out [][3]uint32
 	seen := map[[3]uint32]bool{}
@@ -305,25 +315,7 @@ func (c *compiler) labelTargets(r *LabelRule) [][3]uint32 {
 			continue
 		}
 		id := ls.Ident
-		match := false
-		switch tg.Type {
-		case stream.LabelContext:
-			match = true
-		case stream.LabelDomain:
-			match = id == tg.Domain
-		case stream.LabelCluster:
-			p := stream.PMID(id)
-			match = p.Domain() == tg.Cluster.Domain && (tg.Cluster.StarCluster || p.Cluster() == tg.Cluster.Cluster)
-		case stream.LabelItem:
-			if pmid != stream.PMIDNull {
-				match = stream.PMID(id) == pmid
-			} else {
-				match = tg.Metric.MatchPMID(stream.PMID(id))
-			}
-		case stream.LabelInDom, stream.LabelInstances:
-			match = tg.InDom.Match(stream.InDomID(id))
-		}
-		if !match {
+		if !c.labelMatch(tg, pmid, id) {
 			continue
 		}
 		if tg.Type != stream.LabelInstances {
@@ -363,14 +355,41 @@ func (c *compiler) labelTargets(r *LabelRule) [][3]uint32 {
 	return out
 }
 
+// labelMatch reports whether the label sets of identifier id (of the
+// target's type) are the target's; pmid is the metric a target names by
+// name (PMIDNull otherwise).
+func (c *compiler) labelMatch(tg LabelTarget, pmid stream.PMID, id uint32) bool {
+	switch tg.Type {
+	case stream.LabelContext:
+		return true
+	case stream.LabelDomain:
+		return id == tg.Domain
+	case stream.LabelCluster:
+		p := stream.PMID(id)
+		return p.Domain() == tg.Cluster.Domain && (tg.Cluster.StarCluster || p.Cluster() == tg.Cluster.Cluster)
+	case stream.LabelItem:
+		if pmid != stream.PMIDNull {
+			return stream.PMID(id) == pmid
+		}
+		return tg.Metric.MatchPMID(stream.PMID(id))
+	case stream.LabelInDom, stream.LabelInstances:
+		return tg.InDom.Match(stream.InDomID(id))
+	}
+	return false
+}
+
 func (c *compiler) labelRules() {
 	for _, r := range c.cfg.Labels {
 		var specs []*LabelPlan
+		var pcp []*PCPLabelSpec
 		if r.Pred != nil {
 			specs = c.labelsByPred(r)
 		} else {
 			for _, k := range c.labelTargets(r) {
 				specs = append(specs, c.startLabel(k[0], k[1], int32(k[2]), r.Name, r.Value))
+			}
+			if pmid, ok := c.labelTargetPMID(r); ok {
+				pcp = c.pcpLabelRule(r, pmid)
 			}
 		}
 		for _, cl := range r.Clauses {
@@ -380,6 +399,9 @@ func (c *compiler) labelRules() {
 			}
 			for _, lp := range specs {
 				c.labelClause(lp, cl)
+			}
+			for _, lp := range pcp {
+				c.pcpClause(lp, cl)
 			}
 		}
 	}
@@ -439,25 +461,10 @@ func (c *compiler) labelClause(lp *LabelPlan, cl LabelClause) {
 		}
 		lp.ChangeInst, lp.NewInst = true, cl.Instance
 	default:
-		var n uint32
-		switch cl.Op {
-		case LabelDomain:
-			n = cl.Domain
-		case LabelCluster:
-			p := stream.PMID(lp.Ident)
-			cc := cl.Cluster.Cluster
-			if cl.Cluster.StarCluster {
-				cc = p.Cluster()
-			}
-			n = uint32(stream.NewPMID(cl.Cluster.Domain, cc, 0))
-		case LabelItem:
-			n = uint32(cl.PMID.Resolve(stream.PMID(lp.Ident)))
-		case LabelInDom, LabelInstances:
-			if (lp.Type == stream.LabelInDom || lp.Type == stream.LabelInstances) && lp.ChangeIdent {
-				c.fail(cl.Pos, lp.flagPos[lfID], "duplicate label clause for indom %s", stream.InDomID(lp.Ident))
-			}
-			n = uint32(cl.InDom.Resolve(stream.InDomID(lp.Ident)))
+		if (cl.Op == LabelInDom || cl.Op == LabelInstances) && (lp.Type == stream.LabelInDom || lp.Type == stream.LabelInstances) && lp.ChangeIdent {
+			c.fail(cl.Pos, lp.flagPos[lfID], "duplicate label clause for indom %s", stream.InDomID(lp.Ident))
 		}
+		n := c.labelIdent(lp.Ident, cl)
 		if n == lp.Ident {
 			c.warn(cl.Pos, "label: id: no change")
 			return
@@ -469,6 +476,27 @@ func (c *compiler) labelClause(lp *LabelPlan, cl LabelClause) {
 	if !lp.Pos.IsValid() {
 		lp.Pos = cl.Pos
 	}
+}
+
+// labelIdent is the new identifier an ID clause gives the label sets of
+// identifier ident.
+func (c *compiler) labelIdent(ident uint32, cl LabelClause) uint32 {
+	switch cl.Op {
+	case LabelDomain:
+		return cl.Domain
+	case LabelCluster:
+		p := stream.PMID(ident)
+		cc := cl.Cluster.Cluster
+		if cl.Cluster.StarCluster {
+			cc = p.Cluster()
+		}
+		return uint32(stream.NewPMID(cl.Cluster.Domain, cc, 0))
+	case LabelItem:
+		return uint32(cl.PMID.Resolve(stream.PMID(ident)))
+	case LabelInDom, LabelInstances:
+		return uint32(cl.InDom.Resolve(stream.InDomID(ident)))
+	}
+	return ident
 }
 
 // newLabels adds a NEW label to every object of the archive the rule's
@@ -552,7 +580,12 @@ func (c *compiler) newLabels(r *LabelRule, cl LabelClause) {
 		}
 	}
 	if len(c.plan.New) == before {
-		c.warn(cl.Pos, "no matching object for new label %q", cl.Name)
+		what := map[uint32]string{stream.LabelDomain: "domain", stream.LabelCluster: "cluster", stream.LabelItem: "metric",
+			stream.LabelInDom: "indom", stream.LabelInstances: "indom instance"}[tg.Type]
+		c.warn(cl.Pos, "no matching object for new label %q", cl.Name).As("No matching %s for new label {\"%s\":%s}", what, cl.Name, cl.Value)
+	}
+	for _, n := range c.pcpNewOrder(c.plan.New[before:]) {
+		c.pcpNew(n.Type, n.Ident, n.Inst, n)
 	}
 }
 
