@@ -83,6 +83,18 @@ func TestRewriteWordsLikePCP(t *testing.T) {
 		// a NEW label with nothing to go to, an instance name not found,
 		// an unknown metric name
 		{[]string{"-C", "-v", "-c", "CONF"}, "LABEL ITEM kernel.all.cpu.user { DELETE }\nLABEL INSTANCES 60.1 \"sda\" \"device_name\" { VALUE -> \"sdb\" }\nLABEL INSTANCES 29.2 * { NEW \"x\" 1 }\nLABEL CLUSTER 29.* { NEW \"d\" \"all\" }\nLABEL DOMAIN 29 { NEW \"a\" 1 }\nLABEL ITEM 29.*.* { NEW \"z\" true }\nLABEL INDOM 29.1 { NEW \"q\" null }\n", "archives/20180127.08.40", false},
+		// label clause errors (a rule that names no label finds any
+		// spec of its object, as start_label does), "No change" warnings
+		// in the words of each of pmlogrewrite's label rules (not for an
+		// INSTANCE clause that changes nothing: pmlogrewrite 6.0.3 frees
+		// a string twice there and aborts), an indom change to an indom
+		// not in the output, newest spec first
+		{[]string{"-C", "-v", "-c", "CONF"}, "LABEL ITEM 60.0.20 \"device_type\" { LABEL -> \"new_device_type\" }\nLABEL ITEM 60.0.21 * \"cpu\" { VALUE -> \"new_value\" }\nLABEL ITEM 60.0.22 { LABEL -> \"new_device_type\" }\nLABEL ITEM 60.0.23 { VALUE -> \"new_value\" }\nLABEL ITEM 60.0.34 * { LABEL -> \"new_device_type\" }\nLABEL ITEM 60.0.35 * * { VALUE -> \"new_value\" }\nLABEL ITEM 60.0.53 { NEW \"new_item_label\" \"new_item_value\" }\nLABEL ITEM 60.0.54 { NEW \"new_item_number\" -123.456e+789 }\nLABEL ITEM 60.0.55 { NEW \"new_item_true\" true }\nLABEL ITEM 60.0.60 { NEW \"new_item_false\" false }\nLABEL ITEM 60.0.78 { NEW \"new_item_null\" null }\nLABEL ITEM 60.0.22 { ITEM -> 60.0.127 }\nLABEL ITEM 60.0.21 { DELETE }\nLABEL CONTEXT { NEW \"ctx\" \"v\" }\nLABEL DOMAIN 60 { NEW \"dom\" 1 }\nLABEL CLUSTER 60.0 { LABEL -> \"x\" }\nLABEL INDOM 60.1 { NEW \"in\" \"y\" }\nLABEL INSTANCES 60.1 1 { NEW \"inst\" \"z\" }\n", "archives/20180416.10.00", false},
+		{[]string{"-C", "-v", "-c", "CONF"}, "LABEL ITEM 60.0.20 { DELETE }\nLABEL ITEM 60.0.20 { LABEL -> \"a\" }\n", "archives/20180416.10.00", false},
+		{[]string{"-C", "-v", "-c", "CONF"}, "LABEL DOMAIN 60 { LABEL -> \"a\" }\nLABEL DOMAIN 60 { LABEL -> \"b\" }\n", "archives/20180416.10.00", false},
+		{[]string{"-C", "-v", "-c", "CONF"}, "LABEL CONTEXT { LABEL -> \"a\" }\nLABEL CONTEXT { DELETE }\n", "archives/20180416.10.00", false},
+		{[]string{"-C", "-v", "-c", "CONF"}, "LABEL CONTEXT \"hostname\" { LABEL -> \"hostname\" }\nLABEL DOMAIN 60 \"agent\" { LABEL -> \"agent\" }\nLABEL DOMAIN 60 * \"linux\" { VALUE -> \"linux\" }\nLABEL DOMAIN 60 { DOMAIN -> 60 }\nLABEL ITEM 60.0.20 \"device_type\" { LABEL -> \"device_type\" }\nLABEL ITEM 60.0.21 * \"cpu\" { VALUE -> \"cpu\" }\nLABEL ITEM 60.0.22 { ITEM -> 60.0.22 }\nLABEL INDOM 60.1 { INDOM -> 60.1 }\n", "archives/20180416.10.00", false},
+		{[]string{"-C", "-v", "-c", "CONF"}, "LABEL INSTANCES 29.2 * { NEW \"x\" 1 }\nLABEL INSTANCES 29.* { INSTANCES -> 31.* }\nLABEL INDOM 29.1 { NEW \"q\" null }\nLABEL INDOM 29.1 { INDOM -> 29.9 }\n", "archives/omnibus_v3", false},
 		// 797: the dynamic domain warning, without -w
 		{[]string{"-c", "CONF"}, "metric 511.2048.1 { pmid -> 510.2048.1 }\n", "archives/log-derived", false},
 	} {

@@ -12,6 +12,7 @@ package rules
 // the tables'.
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -114,19 +115,49 @@ func (c *compiler) pcpNew(ty, id uint32, inst int32, n NewLabel) {
 }
 
 // pcpClause records a clause's change in a spec, as labelClause does in
-// the plan (a clause that changes nothing leaves the spec as it was).
+// the plan, with pmlogrewrite's checks and words: a second clause of a
+// kind, or a clause beside a DELETE, in one spec is an error (walk_label),
+// and a clause that changes nothing leaves the spec as it was, with a
+// warning.
 func (c *compiler) pcpClause(lp *PCPLabelSpec, cl LabelClause) {
 	flag := labelFlag(cl.Op)
+	check, which := flag, map[uint8]string{lfDel: "delete", lfLabel: "label", lfValue: "value", lfID: "id", lfInst: "id"}[flag]
+	if flag == lfInst {
+		check = lfID // (pmlogrewrite checks an INSTANCE clause as an id clause)
+	}
+	obj := pcpLabelObject(lp)
+	switch {
+	case lp.flags&check != 0:
+		c.failAs(cl.Pos, fmt.Sprintf("Duplicate %s clause for %s", which, obj), "duplicate %s clause for label set", which)
+	case flag != lfDel && lp.flags&lfDel != 0:
+		c.failAs(cl.Pos, fmt.Sprintf("Conflicting %s clause for deleted %s", which, obj), "conflicting %s clause for deleted label set", which)
+	case flag == lfDel && lp.flags&^lfDel != 0:
+		c.failAs(cl.Pos, "Conflicting delete and other clauses for "+obj, "conflicting delete and other clauses for label set")
+	}
+	nochange := func(what string) {
+		native := map[string]string{"label": "name"}[what]
+		if native == "" {
+			native = what
+		}
+		c.warn(cl.Pos, "label %s: no change", native).As("%s", pcpNoChange(lp, what))
+	}
 	switch cl.Op {
-	case LabelDelete, LabelInstance:
+	case LabelDelete:
+	case LabelInstance:
+		if cl.Instance == lp.Inst {
+			nochange("instance")
+			return
+		}
 	case LabelRename:
 		if lp.Name != nil && *lp.Name == cl.Name {
+			nochange("label")
 			return
 		}
 		s := cl.Name
 		lp.NewName = &s
 	case LabelValue:
 		if lp.Value != nil && *lp.Value == cl.Value {
+			nochange("value")
 			return
 		}
 		s := cl.Value
@@ -134,11 +165,76 @@ func (c *compiler) pcpClause(lp *PCPLabelSpec, cl LabelClause) {
 	default:
 		n := c.labelIdent(lp.Ident, cl)
 		if n == lp.Ident {
+			nochange("id")
 			return
 		}
 		lp.NewIdent = n
 	}
 	lp.flags |= flag
+}
+
+// pcpLabelObject is how pmlogrewrite's walk_label names a spec's label
+// set in its errors (a domain's identifier read as a PMID, as it does).
+func pcpLabelObject(lp *PCPLabelSpec) string {
+	p := stream.PMID(lp.Ident)
+	switch lp.Type {
+	case stream.LabelContext:
+		return "context label"
+	case stream.LabelDomain:
+		return fmt.Sprintf("label for domain %d", p.Domain())
+	case stream.LabelCluster:
+		return fmt.Sprintf("label for cluster %d.%d", p.Domain(), p.Cluster())
+	case stream.LabelItem:
+		return "label for metric " + p.String()
+	case stream.LabelInDom:
+		return "label for indom " + stream.InDomID(lp.Ident).String()
+	}
+	return "label for the instances of indom " + stream.InDomID(lp.Ident).String()
+}
+
+// pcpNoChange is pmlogrewrite's warning for a label clause (what: "id",
+// "label", "value" or "instance") that changes nothing, in the words of
+// each of its grammar's rules (some of them copied from another type's).
+func pcpNoChange(lp *PCPLabelSpec, what string) string {
+	p, in := stream.PMID(lp.Ident), stream.InDomID(lp.Ident)
+	cluster := fmt.Sprintf("Label for cluster %d.%d: %s: No change", p.Domain(), p.Cluster(), what)
+	switch lp.Type {
+	case stream.LabelContext:
+		if what == "label" {
+			return "Label for context: label: No change"
+		}
+		return cluster
+	case stream.LabelDomain:
+		switch what {
+		case "id":
+			return fmt.Sprintf("Label for metric domain: %d: No change", lp.Ident)
+		case "label":
+			return fmt.Sprintf("Label for domain %d: label: No change", lp.Ident)
+		}
+		return cluster
+	case stream.LabelCluster:
+		if what == "id" {
+			return fmt.Sprintf("Label for cluster: %d.%d: No change", p.Domain(), p.Cluster())
+		}
+		return cluster
+	case stream.LabelItem:
+		if what == "id" {
+			return fmt.Sprintf("Label for metric: %s: item: No change", p)
+		}
+		return fmt.Sprintf("Label for metric %s: %s: No change", p, what)
+	case stream.LabelInDom:
+		if what == "id" {
+			what = "indom"
+		}
+		return fmt.Sprintf("Label for instance domain %s: %s: No change", in, what)
+	}
+	switch what {
+	case "id":
+		return fmt.Sprintf("Label for instance domain %s: indom: No change", in)
+	case "instance":
+		return fmt.Sprintf("Label for instance domain %s instance %d: instance: No change", in, lp.Inst)
+	}
+	return fmt.Sprintf("Label for instances of instance domain %s: %s: No change", in, what)
 }
 
 // labelHashOrder is the archive's label sets' (type, identifier) pairs in

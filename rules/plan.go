@@ -416,6 +416,18 @@ func (c *compiler) fail(pos, other Pos, format string, args ...any) {
 	panic(&Error{Pos: pos, Other: other, Msg: msg, PCP: upperFirst(msg)})
 }
 
+// failAs is fail with pmlogrewrite's wording of a specification error.
+func (c *compiler) failAs(pos Pos, pcp string, format string, args ...any) {
+	panic(&Error{Pos: pos, Msg: fmt.Sprintf(format, args...), PCP: pcp})
+}
+
+// warnUnless is warn, unless quiet.
+func (c *compiler) warnUnless(quiet bool, pos Pos, format string, args ...any) {
+	if !quiet {
+		c.warn(pos, format, args...)
+	}
+}
+
 // warn records a warning; set pmlogrewrite's wording with As on the result
 // (before the next warning).
 func (c *compiler) warn(pos Pos, format string, args ...any) *Warning {
@@ -1152,7 +1164,8 @@ func (c *compiler) checkInDoms() {
 				"new indom (%s) for help text is not in the output archive", stream.InDomID(tp.NewIdent))
 		}
 	}
-	for _, lp := range c.plan.Labels {
+	for i := len(c.plan.Labels) - 1; i >= 0; i-- { // (newest first, as pmlogrewrite checks)
+		lp := c.plan.Labels[i]
 		if lp.Type&(stream.LabelInDom|stream.LabelInstances) == 0 || !lp.ChangeIdent {
 			continue
 		}
@@ -1167,7 +1180,8 @@ func (c *compiler) checkInDoms() {
 			ok = ip.New != ip.Old && uint32(ip.New) == lp.NewIdent
 		}
 		if !ok {
-			c.fail(lp.flagPos[lfID], Pos{}, "new indom (%s) for label set is not in the output archive", stream.InDomID(lp.NewIdent))
+			c.failPCP(lp.flagPos[lfID], Pos{}, fmt.Sprintf("New indom (%s) for label set %s is not in the output archive", stream.InDomID(lp.NewIdent), pcpLabelIdent(lp.Type, lp.NewIdent)),
+				"new indom (%s) for label set is not in the output archive", stream.InDomID(lp.NewIdent))
 		}
 	}
 	// instance ids and names must stay unique after the rewrite

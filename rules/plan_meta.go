@@ -397,11 +397,13 @@ func (c *compiler) labelRules() {
 				c.newLabels(r, cl)
 				continue
 			}
-			for _, lp := range specs {
-				c.labelClause(lp, cl)
-			}
+			// pmlogrewrite's specs first: its checks and warnings, in
+			// its words, where it has them
 			for _, lp := range pcp {
 				c.pcpClause(lp, cl)
+			}
+			for _, lp := range specs {
+				c.labelClause(lp, cl, r.Pred == nil)
 			}
 		}
 	}
@@ -421,7 +423,9 @@ func labelFlag(op LabelOp) uint8 {
 	return lfID
 }
 
-func (c *compiler) labelClause(lp *LabelPlan, cl LabelClause) {
+// labelClause applies a clause to a label plan; quiet: a clause that
+// changes nothing has been warned about already (pcpClause).
+func (c *compiler) labelClause(lp *LabelPlan, cl LabelClause, quiet bool) {
 	flag := labelFlag(cl.Op)
 	kinds := map[uint8]string{lfDel: "delete", lfLabel: "label", lfValue: "value", lfInst: "instance", lfID: "id"}
 	obj := "label set"
@@ -439,14 +443,14 @@ func (c *compiler) labelClause(lp *LabelPlan, cl LabelClause) {
 		lp.Delete = true
 	case LabelRename:
 		if lp.Name != nil && *lp.Name == cl.Name {
-			c.warn(cl.Pos, "label: no change")
+			c.warnUnless(quiet, cl.Pos, "label name: no change")
 			return
 		}
 		s := cl.Name
 		lp.NewName = &s
 	case LabelValue:
 		if lp.Value != nil && *lp.Value == cl.Value {
-			c.warn(cl.Pos, "label value: no change")
+			c.warnUnless(quiet, cl.Pos, "label value: no change")
 			return
 		}
 		s := cl.Value
@@ -456,7 +460,7 @@ func (c *compiler) labelClause(lp *LabelPlan, cl LabelClause) {
 			c.fail(cl.Pos, lp.flagPos[lfInst], "duplicate instance clause for label set")
 		}
 		if cl.Instance == lp.Inst {
-			c.warn(cl.Pos, "label instance: no change")
+			c.warnUnless(quiet, cl.Pos, "label instance: no change")
 			return
 		}
 		lp.ChangeInst, lp.NewInst = true, cl.Instance
@@ -466,7 +470,7 @@ func (c *compiler) labelClause(lp *LabelPlan, cl LabelClause) {
 		}
 		n := c.labelIdent(lp.Ident, cl)
 		if n == lp.Ident {
-			c.warn(cl.Pos, "label: id: no change")
+			c.warnUnless(quiet, cl.Pos, "label id: no change")
 			return
 		}
 		lp.ChangeIdent, lp.NewIdent = true, n
