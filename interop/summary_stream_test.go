@@ -40,17 +40,8 @@ func TestSummaryStream(t *testing.T) {
 			if c.spills {
 				tmp = t.TempDir()
 			}
-			sh := ours("pcpcat") + " " + a + " 2>/dev/null | TMPDIR=" + tmp + " " + ours("pcpsummary") + " " + strings.Join(opts, " ")
-			cmd := exec.Command("sh", "-c", sh)
-			cmd.Env = append(os.Environ(), "TZ=UTC")
-			out, err := cmd.Output()
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			if string(out) != want.stdout || code != want.code {
+			out, code := summaryOfPipe(t, ours("pcpcat")+" "+a, tmp, opts)
+			if out != want.stdout || code != want.code {
 				t.Errorf("%v: through a pipe (exit %d):\n%s\nwant (exit %d):\n%s", opts, code, out, want.code, want.stdout)
 			}
 			if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
@@ -58,4 +49,74 @@ func TestSummaryStream(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSummaryLateStream (issue 14): a stream without a METADATA frame
+// (pcprewrite's: its metadata depends on its rules) is summarised as it
+// arrives too, taking each descriptor as it comes, and prints what
+// pcpsummary prints of the archive the same rewrite writes, on every QA
+// archive, with nothing spilled (TMPDIR names no directory); a reduced
+// archive's stream (pcpreduce's, whose aggregates are matched with their
+// metrics before any record is read) is spilled, and prints the same.
+func TestSummaryLateStream(t *testing.T) {
+	needPCP(t)
+	conf := filepath.Join(t.TempDir(), "host.conf")
+	if err := os.WriteFile(conf, []byte("global { hostname -> \"late.example\" }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pipe := summaryOfPipe
+	forEach(t, lightArchives(t), func(t *testing.T, a string) {
+		rw := filepath.Join(t.TempDir(), "rw")
+		if r := run(slow, nil, ours("pcprewrite"), "-c", conf, a, "-o", rw); r.code != 0 {
+			t.Skipf("pcprewrite refuses it: %s", r.stderr) // (damaged archives: TestRewrite's)
+		}
+		for _, opts := range [][]string{
+			{"-a", "-l"},
+			{"--json", "--percentiles", "50,99"},
+			{"-S", "30s", "-T", "20m", "-x", "-z"},
+		} {
+			want := run(slow, nil, ours("pcpsummary"), append(append([]string{}, opts...), rw)...)
+			tmp := filepath.Join(t.TempDir(), "absent")
+			out, code := pipe(t, ours("pcprewrite")+" -c "+conf+" "+a, tmp, opts)
+			if out != want.stdout || code != want.code {
+				t.Errorf("%v: through a pipe (exit %d):\n%s\nwant (exit %d):\n%s", opts, code, out, want.code, want.stdout)
+			}
+		}
+	})
+	t.Run("reduced", func(t *testing.T) {
+		a := filepath.Join(qaDir, "20180416.10.00")
+		red := filepath.Join(t.TempDir(), "red")
+		if r := run(slow, nil, ours("pcpreduce"), "-t", "10m", a, "-o", red); r.code != 0 {
+			t.Fatalf("pcpreduce: %s", r.stderr)
+		}
+		want := run(slow, nil, ours("pcpsummary"), "-a", red)
+		tmp := t.TempDir()
+		out, code := pipe(t, ours("pcpreduce")+" -t 10m "+a+" -o -", tmp, []string{"-a"})
+		if out != want.stdout || code != want.code || !strings.Contains(want.stdout, "reduced archive") {
+			t.Errorf("through a pipe (exit %d):\n%s\nwant (exit %d, a reduced archive's summary):\n%s", code, out, want.code, want.stdout)
+		}
+		if left, _ := filepath.Glob(filepath.Join(tmp, "*")); len(left) > 0 {
+			t.Errorf("scratch files left: %v", left)
+		}
+		// It is spilled: with TMPDIR naming no directory, it fails.
+		if _, code := pipe(t, ours("pcpreduce")+" -t 10m "+a+" -o -", filepath.Join(tmp, "absent"), []string{"-a"}); code == 0 {
+			t.Errorf("a reduced archive's stream was not spilled")
+		}
+	})
+}
+
+// summaryOfPipe runs producer | pcpsummary opts, with TMPDIR=tmp (UTC),
+// and returns pcpsummary's output and exit status.
+func summaryOfPipe(t *testing.T, producer, tmp string, opts []string) (string, int) {
+	sh := producer + " 2>/dev/null | TMPDIR=" + tmp + " " + ours("pcpsummary") + " " + strings.Join(opts, " ")
+	cmd := exec.Command("sh", "-c", sh)
+	cmd.Env = append(os.Environ(), "TZ=UTC")
+	out, err := cmd.Output()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), code
 }

@@ -337,3 +337,38 @@ func (p *prepended) Err() error { return p.rest.Err() }
 // Unwrap implements Unwrapper: after its head, a prepended iterator hands
 // out its rest's records as they come.
 func (p *prepended) Unwrap() Iterator { return p.rest }
+
+// PrependAll is Prepend of several records: it yields recs in turn, then
+// the records of it.
+func PrependAll(recs []Record, it Iterator) Iterator {
+	return &prependedAll{head: recs, rest: it, i: -1}
+}
+
+type prependedAll struct {
+	head []Record
+	rest Iterator
+	i    int // the current head record; len(head): in the rest
+}
+
+func (p *prependedAll) Next() bool {
+	if p.i < len(p.head) {
+		p.i++
+	}
+	if p.i < len(p.head) {
+		return true
+	}
+	p.head, p.i = nil, 0
+	return p.rest.Next()
+}
+
+func (p *prependedAll) At() Record {
+	if p.i < len(p.head) {
+		return p.head[p.i]
+	}
+	return p.rest.At()
+}
+
+func (p *prependedAll) Err() error { return p.rest.Err() }
+
+// Unwrap implements Unwrapper, as Prepend's does.
+func (p *prependedAll) Unwrap() Iterator { return p.rest }

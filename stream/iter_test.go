@@ -2,6 +2,7 @@ package stream_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -474,6 +475,32 @@ func TestPrepend(t *testing.T) {
 	}
 	if len(got) != 3 || got[0].(*stream.Label).Hostname != "h" || got[2].(*stream.Mark).T.Sec != 2 {
 		t.Fatalf("Prepend gave %#v", got)
+	}
+}
+
+func TestPrependAll(t *testing.T) {
+	marks := func(secs ...int64) []stream.Record {
+		var out []stream.Record
+		for _, s := range secs {
+			out = append(out, &stream.Mark{T: stream.Timestamp{Sec: s}})
+		}
+		return out
+	}
+	for _, c := range []struct{ head, rest []int64 }{{nil, []int64{1, 2}}, {[]int64{1}, nil}, {[]int64{1, 2, 3}, []int64{4, 5}}, {nil, nil}} {
+		got, err := stream.Collect(stream.PrependAll(marks(c.head...), stream.FromSlice(marks(c.rest...))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var secs []int64
+		for _, r := range got {
+			secs = append(secs, r.(*stream.Mark).T.Sec)
+		}
+		if want := append(append([]int64{}, c.head...), c.rest...); fmt.Sprint(secs) != fmt.Sprint(want) {
+			t.Errorf("PrependAll(%v, %v) gave %v", c.head, c.rest, secs)
+		}
+	}
+	if _, ok := stream.As[stream.CheckDeferrer](stream.PrependAll(marks(1), deferrer{stream.FromSlice(nil)})); !ok {
+		t.Error("CheckDeferrer lost behind PrependAll")
 	}
 }
 

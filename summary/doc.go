@@ -78,10 +78,13 @@
 //     order is the whole namespace's, and instance names come from the
 //     newest instance domain version, which may follow the window; so the
 //     archive's .meta is loaded first, as libpcp does. A stream on
-//     standard input that carries its whole metadata up front (a METADATA
-//     frame) is summarised as it arrives (Streamed); any other, or one
-//     that -B needs whole or whose -S or -T counts back from the end, is
-//     spilled to a scratch archive by the command.
+//     standard input is summarised as it arrives (Streamed): with its
+//     whole metadata when it carries it up front (a METADATA frame), or
+//     taking each descriptor as it comes and making the output from the
+//     whole metadata once the stream is read (NewStreamedLate). One that
+//     -B needs whole, whose -S or -T counts back from the end, or that is
+//     a reduced archive's without a frame, is spilled to a scratch archive
+//     by the command.
 //   - A map from instance to position instead of pmlogsummary's "same
 //     position as in the previous result, else search": faster to write,
 //     but pmlogsummary's rule decides which entry a duplicated instance

@@ -133,7 +133,7 @@ func (s *summarizer) parallel(n int) error {
 		if i == 0 {
 			accs[i] = s.acc
 		} else {
-			accs[i] = newAccumulator(&s.o, s.meta)
+			accs[i] = newAccumulator(&s.o, s.descs)
 		}
 		accs[i].split = newSplit(i, n)
 	}

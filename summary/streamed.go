@@ -2,6 +2,7 @@ package summary
 
 import (
 	"errors"
+	"sync"
 
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/pcptime"
@@ -20,9 +21,17 @@ import (
 type Streamed struct {
 	meta *format.Metadata
 	it   stream.Iterator
-	used bool
-	end  stream.Timestamp
-	seen bool // a data record was read (end is its time)
+	// late: the stream came without a METADATA frame, and meta is its
+	// head (NewStreamedLate): the rest of its metadata is gathered as it
+	// passes (descs for the accumulators at once, every record for the
+	// whole metadata that the output needs once the stream is read).
+	late    bool
+	descs   *lateDescs
+	metaRec []stream.Record
+	done    bool // the stream was read to its end
+	used    bool
+	end     stream.Timestamp
+	seen    bool // a data record was read (end is its time)
 	// from: records before it are left out (-S; an archive's Records
 	// takes format.From for it)
 	from stream.Timestamp
@@ -44,6 +53,75 @@ func NewStreamed(meta *format.Metadata, it stream.Iterator) *Streamed {
 func CanStream(o *Options) bool {
 	d := o.Debug
 	return o.Bins == 0 && !pcptime.NeedsEnd(o.Start, o.Finish) && !d.Appl0 && !d.Appl1 && !d.Appl2
+}
+
+// NewStreamedLate summarises the records of it, a stream without a
+// METADATA frame, whose metadata before its first data record is head:
+// the metadata that comes later is read as it comes (a descriptor comes
+// before the first result that needs it, docs/stream.md), and the output,
+// printed once the stream is read, is made from the whole of it.
+func NewStreamedLate(head *format.Metadata, it stream.Iterator) *Streamed {
+	s := &Streamed{meta: head, it: it, late: true, descs: &lateDescs{}}
+	for _, d := range head.Descs {
+		s.descs.add(d)
+	}
+	return s
+}
+
+// lateDescs are the descriptors of a late stream so far, the first of
+// each PMID (pmLookupDesc's), safe to read while the reading goroutine
+// adds more (parallel.go's workers look up metrics as they first see
+// them).
+type lateDescs struct{ m sync.Map }
+
+func (l *lateDescs) add(d *stream.Desc) { l.m.LoadOrStore(d.PMID, d) }
+
+// Desc implements descSource.
+func (l *lateDescs) Desc(p stream.PMID) (*stream.Desc, bool) {
+	v, ok := l.m.Load(p)
+	if !ok {
+		return nil, false
+	}
+	return v.(*stream.Desc), true
+}
+
+// descSource is where accumulators find descriptors: the late stream's
+// own, or nil for the whole metadata's.
+func (s *Streamed) descSource() descSource {
+	if s.late {
+		return s.descs
+	}
+	return nil
+}
+
+// wholeMeta reads a late stream to its end and returns its whole
+// metadata (what its head held and every metadata record after it); the
+// metadata given up front otherwise.
+func (s *Streamed) wholeMeta() (*format.Metadata, error) {
+	if !s.late {
+		return s.meta, nil
+	}
+	for !s.done && s.it.Next() {
+		s.keep(s.it.At())
+	}
+	if err := s.it.Err(); err != nil {
+		return nil, err
+	}
+	s.done = true
+	// (the stream gives its head again, so metaRec holds it too)
+	return format.MetadataOf(s.meta.Label, s.metaRec)
+}
+
+// keep takes a late stream's metadata record as it passes.
+func (s *Streamed) keep(r stream.Record) {
+	switch r := r.(type) {
+	case *stream.Desc:
+		d := stream.CloneRecord(r).(*stream.Desc)
+		s.descs.add(d)
+		s.metaRec = append(s.metaRec, d)
+	case *stream.InDom, *stream.LabelSet, *stream.Text:
+		s.metaRec = append(s.metaRec, stream.CloneRecord(r))
+	}
 }
 
 func (s *Streamed) Label() stream.Label             { return s.meta.Label }
@@ -79,6 +157,10 @@ func (it *streamedIter) Next() bool {
 	}
 	for it.s.it.Next() {
 		switch r := it.s.it.At().(type) {
+		case *stream.Desc, *stream.InDom, *stream.LabelSet, *stream.Text:
+			if it.s.late {
+				it.s.keep(r)
+			}
 		case *stream.Result, *stream.Mark:
 			it.s.end, it.s.seen = r.Time(), true
 			if r.Time().Before(it.s.from) {
@@ -101,3 +183,13 @@ func (it *streamedIter) Err() error {
 }
 
 func (it *streamedIter) Close() error { return nil }
+
+// CanStreamLate reports whether a stream without a METADATA frame, whose
+// metadata before its first data record is head, can be summarised as it
+// arrives (NewStreamedLate): not when head says it is a reduced archive,
+// whose aggregates are matched with their metrics before any record is
+// read.
+func CanStreamLate(head *format.Metadata) bool {
+	_, reduced := reduceLabel(head)
+	return !reduced
+}

@@ -115,6 +115,15 @@ type Archive interface {
 	Records(opts ...format.RecordsOption) stream.CloserIterator
 }
 
+// lateMeta is an Archive whose metadata comes as its records are read
+// (Streamed of a stream without a METADATA frame): descSource gives the
+// descriptors so far (nil: Meta is whole), wholeMeta the whole metadata
+// once the records are read.
+type lateMeta interface {
+	descSource() descSource
+	wholeMeta() (*format.Metadata, error)
+}
+
 // FetchError is a failure to read the window's records after some were
 // summarised: the summary of what was read is printed (as pmlogsummary
 // prints it), and the tool still fails.
@@ -132,6 +141,7 @@ type summarizer struct {
 	warn   io.Writer
 	a      Archive
 	meta   *dump.ArchiveMeta
+	descs  descSource // what the accumulators look descriptors up in (meta, or a late stream's)
 	acc    *accumulator
 	loc    *time.Location
 	start  timeval
@@ -201,7 +211,17 @@ func (s *summarizer) run() error {
 			s.w.WriteString(pcptime.ZoneNote(s.o.ArchiveZone, s.o.Zone, lab.Hostname))
 		}
 	}
-	s.acc = newAccumulator(&s.o, s.meta)
+	var descs descSource = s.meta
+	lm, isLate := s.a.(lateMeta)
+	if isLate {
+		if d := lm.descSource(); d != nil {
+			descs = d
+		} else {
+			isLate = false
+		}
+	}
+	s.descs = descs
+	s.acc = newAccumulator(&s.o, descs)
 	s.red = newReduced(&s.o, md, func(format string, args ...any) {
 		fmt.Fprintf(s.warn, "%s: warning: "+format, append([]any{s.o.Prog}, args...)...)
 	})
@@ -270,6 +290,19 @@ func (s *summarizer) run() error {
 			s.dayflag = tsub(s.finish, s.start).sec > 86400
 		}
 		s.printAnyLabel(lab)
+	}
+	if isLate {
+		// The output is made from the stream's whole metadata.
+		md, err := lm.wholeMeta()
+		if err != nil {
+			if fetchErr == nil {
+				fetchErr = err
+			}
+		} else if s.meta, err = dump.NewArchiveMeta(md); err != nil {
+			return err
+		} else {
+			s.md = md
+		}
 	}
 	if s.o.AfterRead != nil {
 		s.o.AfterRead(fetchErr == nil)

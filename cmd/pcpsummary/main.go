@@ -175,20 +175,24 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	return toolio.ExitOK
 }
 
-// openStream reads the record stream on stdin. One that came with its
-// whole metadata (a METADATA frame: pcpcat of an archive sends one) is
-// summarised as it arrives when the options need one look at the records
-// and no end up front (summary.CanStream); any other is spilled to a
-// scratch archive first (the output order needs the whole namespace, a
-// -S or -T counted back from the end needs the end, -B a second look at
-// the values).
+// openStream reads the record stream on stdin. It is summarised as it
+// arrives when the options need one look at the records and no end up
+// front (summary.CanStream): with its whole metadata when it came with
+// it (a METADATA frame: pcpcat of an archive sends one), or taking the
+// metadata as it comes (pcprewrite's and pcpextract's streams), unless
+// it is a reduced archive (summary.CanStreamLate). Any other is spilled
+// to a scratch archive first (a -S or -T counted back from the end needs
+// the end, -B a second look at the values).
 func openStream(stdin *os.File, o *summary.Options, warn func(error)) (summary.Archive, error) {
-	s, err := toolio.OpenStdin(stdin, "pcpsummary-", summary.CanStream(o), warn)
+	s, err := toolio.OpenStdinLate(stdin, "pcpsummary-", summary.CanStream(o), summary.CanStreamLate, warn)
 	if err != nil {
 		return nil, err
 	}
-	if s.Meta != nil {
+	switch {
+	case s.Meta != nil:
 		return &streamed{summary.NewStreamed(s.Meta, s.Iter), s}, nil
+	case s.Head != nil:
+		return &streamed{summary.NewStreamedLate(s.Head, s.Iter), s}, nil
 	}
 	return &spilled{s.Spilled, s}, nil
 }

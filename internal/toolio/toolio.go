@@ -352,7 +352,10 @@ func WholeStream(in *Input) (meta *format.Metadata, it stream.Iterator, ok bool,
 // whole metadata and the tool can read it so, or spilled to a scratch
 // archive first (Spilled set). Close removes the scratch archive.
 type Stdin struct {
-	Meta    *format.Metadata
+	Meta *format.Metadata
+	// Head, with OpenStdinLate: the metadata before the first data
+	// record of a stream that carries the rest as it goes.
+	Head    *format.Metadata
 	Iter    stream.Iterator
 	Spilled *format.Archive
 	in      *Input
@@ -363,6 +366,17 @@ type Stdin struct {
 // it to a scratch directory named after prefix unless streamOK and the
 // stream carried its metadata.
 func OpenStdin(stdin *os.File, prefix string, streamOK bool, warn func(error)) (*Stdin, error) {
+	return OpenStdinLate(stdin, prefix, streamOK, nil, warn)
+}
+
+// OpenStdinLate is OpenStdin for a tool that can also take a stream's
+// metadata as it comes: a stream without a METADATA frame is not spilled
+// when late, given the metadata that comes before the first data record
+// (the head), says it can do without the rest up front. The Stdin then
+// has Head and Iter set: Iter gives the whole stream again from its label,
+// and the rest of the metadata comes in it, before the data that needs
+// it (docs/stream.md). A nil late takes no such stream as it comes.
+func OpenStdinLate(stdin *os.File, prefix string, streamOK bool, late func(head *format.Metadata) bool, warn func(error)) (*Stdin, error) {
 	in, err := OpenInputs(nil, stdin, warn)
 	if err != nil {
 		return nil, err
@@ -375,6 +389,17 @@ func OpenStdin(stdin *os.File, prefix string, streamOK bool, warn func(error)) (
 	if ok && streamOK {
 		return &Stdin{Meta: meta, Iter: it, in: in}, nil
 	}
+	if !ok && streamOK && late != nil {
+		head, recs, err := readHead(it)
+		if err != nil {
+			in.Close()
+			return nil, err
+		}
+		it = stream.PrependAll(recs, it)
+		if head != nil && late(head) {
+			return &Stdin{Head: head, Iter: it, in: in}, nil
+		}
+	}
 	defer in.Close()
 	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
@@ -386,6 +411,42 @@ func OpenStdin(stdin *os.File, prefix string, streamOK bool, warn func(error)) (
 		return nil, err
 	}
 	return &Stdin{Spilled: a, dir: dir}, nil
+}
+
+// readHead reads a stream's records up to its first data record (which it
+// leaves unread) and returns copies of them, and the metadata they hold
+// (nil when the stream does not start with a label).
+func readHead(it stream.Iterator) (*format.Metadata, []stream.Record, error) {
+	var recs []stream.Record
+	for it.Next() {
+		r := it.At()
+		switch r.(type) {
+		case *stream.Result, *stream.Mark:
+			return headMeta(recs), append(recs, stream.CloneRecord(r)), nil
+		}
+		recs = append(recs, stream.CloneRecord(r))
+	}
+	return headMeta(recs), recs, it.Err()
+}
+
+func headMeta(recs []stream.Record) *format.Metadata {
+	if len(recs) == 0 {
+		return nil
+	}
+	lab, ok := recs[0].(*stream.Label)
+	if !ok {
+		return nil
+	}
+	for _, r := range recs[1:] {
+		if _, ok := r.(*stream.Label); ok {
+			return nil // (a second archive's label before any data)
+		}
+	}
+	md, err := format.MetadataOf(*lab, recs[1:])
+	if err != nil {
+		return nil
+	}
+	return md
 }
 
 // Close closes the stream, or removes the scratch archive.
