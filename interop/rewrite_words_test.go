@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -95,6 +96,19 @@ func TestRewriteWordsLikePCP(t *testing.T) {
 		{[]string{"-C", "-v", "-c", "CONF"}, "LABEL CONTEXT { LABEL -> \"a\" }\nLABEL CONTEXT { DELETE }\n", "archives/20180416.10.00", false},
 		{[]string{"-C", "-v", "-c", "CONF"}, "LABEL CONTEXT \"hostname\" { LABEL -> \"hostname\" }\nLABEL DOMAIN 60 \"agent\" { LABEL -> \"agent\" }\nLABEL DOMAIN 60 * \"linux\" { VALUE -> \"linux\" }\nLABEL DOMAIN 60 { DOMAIN -> 60 }\nLABEL ITEM 60.0.20 \"device_type\" { LABEL -> \"device_type\" }\nLABEL ITEM 60.0.21 * \"cpu\" { VALUE -> \"cpu\" }\nLABEL ITEM 60.0.22 { ITEM -> 60.0.22 }\nLABEL INDOM 60.1 { INDOM -> 60.1 }\n", "archives/20180416.10.00", false},
 		{[]string{"-C", "-v", "-c", "CONF"}, "LABEL INSTANCES 29.2 * { NEW \"x\" 1 }\nLABEL INSTANCES 29.* { INSTANCES -> 31.* }\nLABEL INDOM 29.1 { NEW \"q\" null }\nLABEL INDOM 29.1 { INDOM -> 29.9 }\n", "archives/omnibus_v3", false},
+		// 487: a value the new type cannot hold: pmlogrewrite's error,
+		// libpcp's dump of the result it was rewriting (the value set
+		// cut short), "not created", or with -d "creation truncated";
+		// -Dvalue's trace of each value rescaled and retyped
+		{[]string{"-w", "-c", "CONF"}, "metric sample.wrap.longlong { type -> U32 }\n", "archives/kenj-pc-2", false},
+		{[]string{"-w", "-c", "CONF"}, "metric sample.wrap.ulonglong { type -> 64 }\n", "archives/kenj-pc-2", false},
+		{[]string{"-w", "-c", "CONF"}, "metric pmcd.pmlogger.host { type -> U32 }\n", "archives/sample_expr", false},
+		{[]string{"-Dvalue", "-sw", "-c", "CONF"}, "metric sample.drift { units->1,0,-1,MBYTE,0,0 type->U64 }\n", "archives/mirage", false},
+		{[]string{"-Dvalue", "-sw", "-c", "CONF"}, "metric sample.mirage { units->1,-1,0,MBYTE,SEC,0 type->U64 }\n", "archives/mirage", false},
+		{[]string{"-Dvalue", "-sw", "-c", "CONF"}, "metric sample.mirage { units->1,-1,0,BYTE,SEC,0 type->DOUBLE }\n", "archives/mirage", false},
+		{[]string{"-Dvalue", "-dsw", "-c", "CONF"}, "metric sample.wrap.ulonglong { type -> 64 }\nmetric sample.bin { indom -> NULL output first }\n", "archives/kenj-pc-2", false},
+		// 1149: -Dpdubuf's report at exit, of no buffers held
+		{[]string{"-Dpdubuf", "-c", "CONF"}, "metric hinv.ncpu { name->hinv.number_of_cpus type->U64 }\n", "archives/src-rattle", false},
 		// 797: the dynamic domain warning, without -w
 		{[]string{"-c", "CONF"}, "metric 511.2048.1 { pmid -> 510.2048.1 }\n", "archives/log-derived", false},
 	} {
@@ -137,6 +151,22 @@ func TestRewriteWordsLikePCP(t *testing.T) {
 		offset := regexp.MustCompile(`offset 204[0-9]{3}`)
 		theirs = offset.ReplaceAllString(theirs, "offset 204XXX")
 		mine = offset.ReplaceAllString(mine, "offset 204XXX")
+		// -Dpdubuf: libpcp traces each of its PDU buffer operations,
+		// which have no counterpart here; 1149 compares the report of
+		// the buffers still held at the end, which it cuts out so
+		if slices.Contains(c.args, "-Dpdubuf") {
+			cut := func(s string) string {
+				if i := strings.Index(s, "__pmFindPDUBuf(DEBUG)"); i >= 0 {
+					return s[i:]
+				}
+				return s
+			}
+			theirs, mine = cut(theirs), cut(mine)
+		}
+		// and the address of a result libpcp dumps (487)
+		dumped := regexp.MustCompile(`(pmResult dump) from .* numpmid`)
+		theirs = dumped.ReplaceAllString(theirs, "$1 ... numpmid")
+		mine = dumped.ReplaceAllString(mine, "$1 ... numpmid")
 		if mine != theirs || mcode != tcode {
 			t.Errorf("%v %q on %s: exit %d, output\n%s\nwant exit %d, output\n%s", c.args, c.config, c.arch, mcode, mine, tcode, theirs)
 		}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/pcptools/pcptools/dump"
 	"github.com/pcptools/pcptools/format"
@@ -47,6 +48,13 @@ type Job struct {
 	// DebugLog: -Dlog (or -Dall); as pmlogrewrite, only the short read of
 	// a truncated record is said (no other debugging output).
 	DebugLog bool
+	// DebugValue: -Dvalue (or -Dall); libpcp's trace of the values
+	// rescaled and retyped (pmExtractValue, pmConvScale), on Stderr.
+	DebugValue bool
+	// DebugPDUBuf: -Dpdubuf (or -Dall): at a successful end, libpcp's
+	// report of the PDU buffers still held, which is empty here (there
+	// are none to hold), as pmlogrewrite prints it.
+	DebugPDUBuf bool
 }
 
 // CompatError prints err as pmlogrewrite does when it is an error in the
@@ -167,7 +175,7 @@ func (j *Job) run(stdin *os.File, stdout, report io.Writer) error {
 	}
 	pr := toolio.StartProgress(j.Stderr, src.size, j.Compat || j.NoProgress)
 	defer pr.Done(false) // a run that fails; Done(true) comes first on success
-	rw := New(stream.Described(toolio.Showing(src.it, pr)), plan, Options{OutputVersion: outVer, Meta: meta, Index: src.index, KeepDescriptors: !j.Compat})
+	rw := New(stream.Described(toolio.Showing(src.it, pr)), plan, Options{OutputVersion: outVer, Meta: meta, Index: src.index, KeepDescriptors: !j.Compat, TraceValues: j.traceValues()})
 
 	out := j.Out
 	if j.InPlace {
@@ -218,14 +226,24 @@ func (j *Job) run(stdin *os.File, stdout, report io.Writer) error {
 		}
 	}
 	if err := rw.Err(); err != nil {
+		var ce *ConvError
+		pcpConv := j.Compat && errors.As(err, &ce)
 		if j.Desperate && out != "" && !j.InPlace && rw.DataRecords() > 0 {
 			if cerr := closeArchive(); cerr == nil {
 				pr.Done(false)
-				fmt.Fprintf(j.Stderr, "%s: %v\n%s: the partial archive %q is kept (-d)\n", j.Prog, err, j.Prog, out)
+				if pcpConv {
+					j.pcpConvError(ce, meta, out, true)
+				} else {
+					fmt.Fprintf(j.Stderr, "%s: %v\n%s: the partial archive %q is kept (-d)\n", j.Prog, err, j.Prog, out)
+				}
 				return toolio.Silent{Code: toolio.ExitFailed}
 			}
 		}
 		sink.Abort(err)
+		if pcpConv {
+			j.pcpConvError(ce, meta, out, false)
+			return toolio.Silent{Code: toolio.ExitFailed}
+		}
 		if j.Compat && !j.InPlace {
 			return fmt.Errorf("%v\nno archive %q written", err, out)
 		}
@@ -258,7 +276,43 @@ func (j *Job) run(stdin *os.File, stdout, report io.Writer) error {
 		return err
 	}
 	pr.Done(true)
+	if j.DebugPDUBuf {
+		fmt.Fprintln(j.Stderr, "__pmFindPDUBuf(DEBUG)")
+	}
 	return nil
+}
+
+// traceValues is where -Dvalue's trace goes (nil: none).
+func (j *Job) traceValues() io.Writer {
+	if j.DebugValue {
+		return j.Stderr
+	}
+	return nil
+}
+
+// pcpConvError says what pmlogrewrite says of a value it cannot convert to
+// its metric's new type: its error, libpcp's dump of the result it was
+// rewriting (the value set it stopped in cut short there), and that the
+// output was not made (or, with -d, kept short).
+func (j *Job) pcpConvError(ce *ConvError, meta *format.Metadata, out string, kept bool) {
+	fmt.Fprintf(j.Stderr, "%s: Error: %s (%s): extracting value from type %s to %s: %s\n", j.Prog, ce.Name, ce.PMID,
+		rules.TypeName(ce.From), rules.TypeName(ce.To), upperFirst(ce.Why.Error()))
+	if am, err := dump.NewArchiveMeta(meta); err == nil && ce.Result != nil {
+		j.Stderr.Write(dump.AppendResultDump(nil, ce.Result, am, time.Local, ce.Set, ce.Done))
+	}
+	switch {
+	case kept:
+		fmt.Fprintf(j.Stderr, "Archive \"%s\" creation truncated.\n", out)
+	case !j.InPlace:
+		fmt.Fprintf(j.Stderr, "Archive \"%s\" not created.\n", out)
+	}
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // printNewLabels prints the NEW labels of one of pmlogrewrite's label

@@ -60,8 +60,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/expr-lang/expr/vm"
@@ -93,6 +95,10 @@ type Options struct {
 	// pmlogrewrite writes correctly comes out byte for byte the same.
 	// pcprewrite sets it; under the name pmlogrewrite it is off.
 	KeepDescriptors bool
+	// TraceValues, when not nil, gets libpcp's -Dvalue trace of each
+	// value rescaled or retyped (pmExtractValue, pmConvScale), as
+	// pmlogrewrite -Dvalue prints it.
+	TraceValues io.Writer
 }
 
 // IndexHint says where pmlogrewrite puts a temporal index entry: at time
@@ -576,6 +582,26 @@ func (r *Rewriter) newLabels(t stream.Timestamp) {
 // ErrValue wraps a value that cannot be converted.
 var ErrValue = errors.New("value conversion")
 
+// ConvError is a value that its metric's new type cannot hold (a type
+// clause): the error says it our way; the rest is what pmlogrewrite says
+// and shows of it (its "extracting value" error and the result it was
+// rewriting, job.go).
+type ConvError struct {
+	err      error // ours
+	Name     string
+	PMID     stream.PMID
+	From, To stream.Type
+	Why      error // rules.ErrSign or rules.ErrTrunc
+	// Result is (a copy of) the input result being rewritten; Set the
+	// value set (its position in Result) and Done how many of its values
+	// were converted before this one.
+	Result    *stream.Result
+	Set, Done int
+}
+
+func (e *ConvError) Error() string { return e.err.Error() }
+func (e *ConvError) Unwrap() error { return e.err }
+
 // metricAct is what the engine does with the value sets of one input
 // metric that the plan names; compiled once, in New.
 type metricAct struct {
@@ -766,6 +792,9 @@ func (r *Rewriter) rewriteResult(res *stream.Result, t stream.Timestamp) (bool, 
 			continue
 		}
 		if err := r.rewriteSet(&vs, a, t); err != nil {
+			if ce, ok := err.(*ConvError); ok {
+				ce.Result, ce.Set = stream.CloneRecord(res).(*stream.Result), i
+			}
 			return false, err
 		}
 	}
@@ -822,7 +851,7 @@ func (r *Rewriter) rewriteSet(vs *stream.VSet, a *metricAct, t stream.Timestamp)
 	start := len(e.vals)
 	s := outSet{pmid: pmid, valfmt: vs.ValFmt, typ: oldT, first: start}
 	pick, fresh := -1, false
-	if compute && !reduce && mp.InstMap == nil && mp.Value == nil {
+	if compute && !reduce && mp.InstMap == nil && mp.Value == nil && r.opts.TraceValues == nil {
 		if done, err := r.wordsSet(vs, a, fail); done || err != nil {
 			return err
 		}
@@ -912,6 +941,23 @@ func (r *Rewriter) rewriteSet(vs *stream.VSet, a *metricAct, t stream.Timestamp)
 			newT = mp.New.Type
 		}
 		rescale := mp.Changes&rules.ChangeRescale != 0
+		tr := r.opts.TraceValues
+		if fresh {
+			tr = nil // (a value an OUTPUT clause computed: no such trace)
+		}
+		if tr != nil && rescale {
+			// pmlogrewrite rescales the set's values, then retypes them
+			for k := start; k < len(e.vals); k++ {
+				v := &e.vals[k]
+				n, err := v.num, error(nil)
+				if !v.fresh {
+					n, err = numOf(v, oldT)
+				}
+				if err == nil {
+					traceRescale(tr, n, a.scale.Apply(n), mp.Old.Units, mp.New.Units)
+				}
+			}
+		}
 		for k := start; k < len(e.vals); k++ {
 			v := &e.vals[k]
 			n := v.num
@@ -928,8 +974,12 @@ func (r *Rewriter) rewriteSet(vs *stream.VSet, a *metricAct, t stream.Timestamp)
 				// (the error names the value before conversion: Retype's
 				// result is not it)
 				m, err := rules.Retype(n, newT)
+				if tr != nil {
+					traceExtract(tr, n, m, newT, err)
+				}
 				if err != nil {
-					return fail(v.inst, fmt.Errorf("%s to PM_TYPE_%s: %w", n, rules.TypeName(newT), err))
+					return &ConvError{err: fail(v.inst, fmt.Errorf("%s to PM_TYPE_%s: %w", n, rules.TypeName(newT), err)),
+						Name: metricName(mp), PMID: mp.Old.PMID, From: oldT, To: newT, Why: err, Done: k - start}
 				}
 				n = m
 			}
@@ -997,7 +1047,8 @@ func (r *Rewriter) wordsSet(vs *stream.VSet, a *metricAct, fail func(int32, erro
 		if newT != oldT {
 			m, err := rules.Retype(n, newT)
 			if err != nil {
-				return true, fail(vs.Inst(i), fmt.Errorf("%s to PM_TYPE_%s: %w", n, rules.TypeName(newT), err))
+				return true, &ConvError{err: fail(vs.Inst(i), fmt.Errorf("%s to PM_TYPE_%s: %w", n, rules.TypeName(newT), err)),
+					Name: metricName(mp), PMID: mp.Old.PMID, From: oldT, To: newT, Why: err, Done: i}
 			}
 			n = m
 		}
@@ -1355,4 +1406,41 @@ func (e *encoder) encode(dst []byte, res *stream.Result, offs []int32, lay *layo
 		return dst[:start], fmt.Errorf("internal error: rewritten result is %d bytes, its pointers say %d", got, want)
 	}
 	return dst, nil
+}
+
+// traceRescale prints libpcp's -Dvalue lines for one value pmlogrewrite
+// rescales: pmExtractValue of it in its own type, then pmConvScale.
+func traceRescale(w io.Writer, n, scaled rules.Num, from, to stream.Units) {
+	fmt.Fprintf(w, "pmExtractValue:  %s [%s] -> %s [%s]\n", pcpAtom(n), rules.TypeName(n.Type), pcpAtom(n), rules.TypeName(n.Type))
+	fmt.Fprintf(w, "pmConvScale: %s [%s]%s -> %s [%s]%s\n", pcpAtom(n), from, unitsDefault(from), pcpAtom(scaled), to, unitsDefault(to))
+}
+
+// traceExtract prints libpcp's -Dvalue line for a value pmlogrewrite
+// retypes (pmExtractValue from its type to the new one).
+func traceExtract(w io.Writer, n, m rules.Num, to stream.Type, err error) {
+	out := "Error: " + upperFirst(fmt.Sprint(err))
+	if err == nil {
+		out = pcpAtom(m)
+	}
+	fmt.Fprintf(w, "pmExtractValue:  %s [%s] -> %s [%s]\n", pcpAtom(n), rules.TypeName(n.Type), out, rules.TypeName(to))
+}
+
+// pcpAtom is a number as libpcp's pmAtomStr prints it.
+func pcpAtom(n rules.Num) string {
+	switch n.Type {
+	case stream.Type32, stream.Type64:
+		return strconv.FormatInt(n.I, 10)
+	case stream.TypeU32, stream.TypeU64:
+		return strconv.FormatUint(n.U, 10)
+	}
+	return fmt.Sprintf("%e", n.F)
+}
+
+// unitsDefault is what pmConvScale's trace adds for dimensionless units,
+// which it takes as a count.
+func unitsDefault(u stream.Units) string {
+	if u.DimSpace() != 0 || u.DimTime() != 0 || u.DimCount() != 0 {
+		return ""
+	}
+	return fmt.Sprintf(" defaults to [%s]", u|stream.Units(1)<<20)
 }

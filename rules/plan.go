@@ -898,7 +898,7 @@ func (c *compiler) metricClause(mp *MetricPlan, cl MetricClause, first bool) {
 			return
 		}
 		if !isNumericType(old.Type) {
-			c.fail(cl.Pos, Pos{}, "metric %s: old type (PM_TYPE_%s) must be numeric", mp.name, TypeName(old.Type))
+			c.failAs(cl.Pos, fmt.Sprintf("Old type (PM_TYPE_%s) must be numeric", TypeName(old.Type)), "metric %s: old type (PM_TYPE_%s) must be numeric", mp.name, TypeName(old.Type))
 		}
 		mp.New.Type = cl.Type
 		set()

@@ -80,8 +80,9 @@ func action(c *cli.Context, prog string, compat bool, vflag int, stdin *os.File,
 	j := &rewrite.Job{Prog: prog, Compat: compat, Stderr: stderr, InPlace: c.Bool("i"), Check: c.Bool("C"),
 		Quick: c.Bool("q"), Verbose: c.Bool("v") || c.Bool("C"), VerboseFiles: compat && vflag > 1, Warnings: c.Bool("w") || c.Bool("C"),
 		Desperate: c.Bool("d"), Version: c.Int("V"), Scale: c.Bool("s"), NoSync: !compat && c.Bool("no-sync"),
-		Overwrite: !compat && c.Bool("overwrite"), DebugLog: compat && debugLog(c.String("D")),
-		NoProgress: compat || c.Bool("quiet")}
+		Overwrite: !compat && c.Bool("overwrite"), DebugLog: compat && debugFlag(c.String("D"), "log"), DebugValue: compat && debugFlag(c.String("D"), "value"),
+		DebugPDUBuf: compat && debugFlag(c.String("D"), "pdubuf"),
+		NoProgress:  compat || c.Bool("quiet")}
 	if v := j.Version; v != 0 && v != 2 && v != 3 {
 		return toolio.UsageError{Msg: fmt.Sprintf("-V %d: unsupported version (2 or 3)", v)}
 	}
@@ -162,10 +163,10 @@ func action(c *cli.Context, prog string, compat bool, vflag int, stdin *os.File,
 	return j.Run(stdin, stdout)
 }
 
-// debugLog reports whether PCP debug flags (-D) include "log" (or "all").
-func debugLog(flags string) bool {
+// debugFlag reports whether PCP debug flags (-D) include name (or "all").
+func debugFlag(flags, name string) bool {
 	for _, f := range strings.Split(flags, ",") {
-		if f = strings.TrimSpace(f); f == "log" || f == "all" {
+		if f = strings.TrimSpace(f); f == name || f == "all" {
 			return true
 		}
 	}
