@@ -60,7 +60,7 @@ type spread struct {
 	// (binCode), sketchBatch at a time. Counting each value as it came
 	// missed the cache on its bin: the bins of tens of thousands of
 	// instances are far larger than the cache, and one instance's values
-	// land all over its bins (3 of the 6.2 s of CPU of a --percentiles
+	// land all over its bins (3.1 of the 6.4 s of CPU of a --percentiles
 	// summary of the 1 GiB bench archive went to that one increment). A
 	// batch loads each line of an instance's bins once, and a 4-byte
 	// code is a sixteenth of a line. Runs of a value wait there too
