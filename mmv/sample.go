@@ -32,6 +32,9 @@ type Sampler struct {
 
 	gens   map[string]uint64 // last generation seen per file
 	descs  map[stream.PMID]*stream.Desc
+	// redesc: metrics left out because they came back with other
+	// metadata than their PMID was recorded with (warned about once)
+	redesc map[stream.PMID]bool
 	indoms map[stream.InDomID]string // signature of the last InDom written
 	labels map[[2]uint32]string      // (type, ident): text of the label set last written
 	cur    []loaded                  // the files of the sample in progress
@@ -327,10 +330,17 @@ func (s *Sampler) sampleMeta(l loaded, ts stream.Timestamp, prefix string, names
 		old, known := s.descs[d.PMID]
 		if known {
 			if old.Type != d.Type || old.Sem != d.Sem || old.Units != d.Units || old.InDom != d.InDom || old.Names[0] != name {
-				s.warn(fmt.Errorf("%s: metric %s: PMID %s was recorded with other metadata: ignored", l.client, name, d.PMID))
+				if !s.redesc[d.PMID] {
+					s.warn(fmt.Errorf("%s: metric %s: PMID %s was recorded with other metadata: ignored", l.client, name, d.PMID))
+					if s.redesc == nil {
+						s.redesc = map[stream.PMID]bool{}
+					}
+					s.redesc[d.PMID] = true
+				}
 				clean = false
 				continue
 			}
+			delete(s.redesc, d.PMID) // (as it was recorded again: warn if it changes again)
 		} else {
 			d.T = ts
 			s.descs[d.PMID] = d

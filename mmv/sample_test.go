@@ -6,6 +6,7 @@ import (
 	"github.com/pcptools/pcptools/format"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,6 +95,82 @@ func TestSamplerLifecycle(t *testing.T) {
 	}
 	if len(warned) != 1 || c.count(stream.KindResult) != 1 {
 		t.Errorf("warnings %v, records %v", warned, c.recs)
+	}
+}
+
+// TestSamplerRedescribed: a file rewritten with one of its metrics
+// changed (here its type) cannot re-describe the PMID already recorded:
+// the metric is left out from then on, with a warning, and the rest of
+// the file is sampled (pmlogger keeps the first descriptor and records the
+// new values under it, which pmlogcheck then cannot read: docs/pcpmmv.md).
+func TestSamplerRedescribed(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a")
+	var warned []error
+	s := &Sampler{Path: p, Warn: func(err error) { warned = append(warned, err) }, Tries: 2, Wait: time.Millisecond}
+	c := &collector{}
+	t0 := time.Unix(1700000000, 0)
+	if err := os.WriteFile(p, build(spec{version: 2, nm: 2, ni: 2, gen: 1, cluster: 3}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sample(t0, c.emit); err != nil {
+		t.Fatal(err)
+	}
+	var m0 stream.PMID
+	for _, r := range c.recs {
+		if d, ok := r.(*stream.Desc); ok && d.Names[0] == "mmv.a.metric0.value" {
+			m0 = d.PMID
+			if d.Type != stream.Type32 {
+				t.Fatalf("metric0 is %v, want 32", d.Type)
+			}
+		}
+	}
+	holds := func(recs []stream.Record) bool {
+		for _, r := range recs {
+			if res, ok := r.(*stream.Result); ok {
+				it := res.VSets()
+				for it.Next() {
+					if it.VSet().PMID == m0 {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	if m0 == 0 || !holds(c.recs) {
+		t.Fatalf("metric0 (%s) not described and sampled: %v", m0, c.recs)
+	}
+	if err := os.WriteFile(p, build(spec{version: 2, nm: 2, ni: 2, gen: 2, cluster: 3, type0: TypeDouble}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 2; i++ {
+		c.recs = nil
+		if err := s.Sample(t0.Add(time.Duration(i)*time.Second), c.emit); err != nil {
+			t.Fatal(err)
+		}
+		if holds(c.recs) || c.count(stream.KindDesc) != 0 || c.count(stream.KindResult) != 1 {
+			t.Errorf("sample %d after the change: %v", i, c.recs)
+		}
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0].Error(), "recorded with other metadata") {
+		t.Errorf("warnings %v, want one about metric0", warned)
+	}
+	// Back as it was recorded: sampled again; changed again: warned again.
+	for i, ty := range []uint32{TypeI32, TypeU64} {
+		if err := os.WriteFile(p, build(spec{version: 2, nm: 2, ni: 2, gen: uint64(3 + i), cluster: 3, type0: ty}), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c.recs = nil
+		if err := s.Sample(t0.Add(time.Duration(3+i)*time.Second), c.emit); err != nil {
+			t.Fatal(err)
+		}
+		if holds(c.recs) != (ty == TypeI32) {
+			t.Errorf("type %d: metric0 sampled %v", ty, holds(c.recs))
+		}
+	}
+	if len(warned) != 2 {
+		t.Errorf("warnings %v, want a second one for the second change", warned)
 	}
 }
 

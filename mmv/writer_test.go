@@ -14,6 +14,7 @@ type spec struct {
 	nm, ni  int
 	gen     uint64
 	labels  bool
+	type0   uint32 // the first metric's type (0: TypeI32)
 }
 
 // build lays out an MMV file as libpcp_mmv does: header, TOC, indoms,
@@ -91,6 +92,9 @@ func build(s spec) []byte {
 		typ, indom := types[m%len(types)], uint32(7)
 		if m == s.nm {
 			typ, indom = TypeString, 0
+		}
+		if m == 0 && s.type0 != 0 {
+			typ = s.type0
 		}
 		le.PutUint32(b[f+4:], typ)
 		le.PutUint32(b[f+8:], 1+uint32(m%2)*2)
