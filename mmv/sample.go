@@ -30,8 +30,8 @@ type Sampler struct {
 	Wait  time.Duration    // between those reads (0: 10ms)
 	Now   func() time.Time // for elapsed timers in progress (nil: time.Now)
 
-	gens   map[string]uint64 // last generation seen per file
-	descs  map[stream.PMID]*stream.Desc
+	gens  map[string]uint64 // last generation seen per file
+	descs map[stream.PMID]*stream.Desc
 	// redesc: metrics left out because they came back with other
 	// metadata than their PMID was recorded with (warned about once)
 	redesc map[stream.PMID]bool
