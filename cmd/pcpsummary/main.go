@@ -10,10 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 
+	"github.com/pcptools/pcptools/dump"
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/toolio"
 	"github.com/pcptools/pcptools/summary"
@@ -120,11 +120,30 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	_, cmd.CounterWrap = os.LookupEnv("PCP_COUNTER_WRAP")
 	cmd.Warn = stderr
 	var truncated error
+	// Under pmlogsummary's name, libpcp's view of damage: it refuses an
+	// archive whose .index label is bad (the reader ignores the index),
+	// and a data volume that ends inside a record (tail) may hide the
+	// archive's end from it.
+	var indexErr error
+	var tail *format.FormatError
 	warn := func(err error) {
+		var fe *format.FormatError
+		if compat && indexErr == nil && errors.Is(err, format.ErrLabel) && errors.As(err, &fe) && strings.HasSuffix(fe.File, ".index") {
+			indexErr = err
+			return
+		}
 		if errors.Is(err, format.ErrTruncated) {
 			truncated = err
-		} else if compat && toolio.IndexWarning(err) {
-			return // pmlogsummary says nothing about an index it cannot use
+			if tail == nil && errors.As(err, &fe) {
+				tail = fe
+			}
+			if compat {
+				return // (said below, as libpcp says it)
+			}
+		} else if compat {
+			// libpcp reads on without a word where our reader warns (an
+			// index it cannot use, records out of time order)
+			return
 		}
 		fmt.Fprintf(stderr, "%s: warning: %v\n", prog, err)
 	}
@@ -141,12 +160,25 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		if c, ok := a.(io.Closer); ok {
 			defer c.Close()
 		}
-	} else if a, err = open(cmd.Archive, warn); err != nil {
-		if compat && errors.Is(err, fs.ErrNotExist) {
-			err = errors.New("No such file or directory") // pmErrStr(-ENOENT), as scripts expect
+	} else if a, err = open(cmd.Archive, warn); err != nil || indexErr != nil {
+		switch {
+		case err == nil:
+			err = errors.New(dump.LibpcpOpenError(indexErr))
+		case compat:
+			err = errors.New(dump.LibpcpOpenError(err)) // (pmErrStr's words, as scripts expect)
 		}
 		fmt.Fprintf(stderr, "%s: Cannot open archive %q: %v\n", prog, cmd.Archive, err)
 		return toolio.ExitFailed
+	}
+	if fa, ok := a.(*format.Archive); ok && compat {
+		// pmlogsummary finds the archive's end first, and says when it
+		// cannot.
+		fa.End()
+		if tail != nil && dump.LibpcpLosesEnd(fa, tail) {
+			fmt.Fprintf(stderr, "%s: Cannot locate end of archive %s: %s\n", prog, cmd.Archive, dump.ErrStrLogRec)
+			fmt.Fprint(stderr, "\nWARNING: This archive is sufficiently damaged that it may not be possible to\n"+
+				"         produce complete information.  Continuing and hoping for the best.\n\n")
+		}
 	}
 	o := cmd.Options
 	if pr := toolio.StartProgress(stderr, dataSize(a), compat || cmd.Quiet); pr != nil {
@@ -162,14 +194,38 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	}
 	if err := summary.Run(stdout, a, o); err != nil {
 		var ne *summary.NamesError
-		if !errors.As(err, &ne) || !compat {
+		var fe *format.FormatError
+		switch {
+		case compat && errors.As(err, &ne):
+		case compat && errors.As(err, &fe):
+			// Damage, in libpcp's words: it loads the metadata when it
+			// opens the archive, and meets damage in the data when it
+			// fetches.
+			if strings.HasSuffix(fe.File, ".meta") {
+				fmt.Fprintf(stderr, "%s: Cannot open archive %q: %s\n", prog, cmd.Archive, dump.ErrStrLogRec)
+			} else {
+				fmt.Fprintf(stderr, "%s: fetch failed: %s\n", prog, dump.ErrStrLogRec)
+			}
+			return toolio.ExitFailed
+		default:
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return toolio.ExitFailed
 		}
 	}
 	if truncated != nil {
+		if compat && tail != nil {
+			// libpcp takes fewer stray bytes than a length word as the
+			// volume's end; a longer tail as a record that fails.
+			if st, err := os.Stat(tail.File); err == nil && st.Size()-tail.Offset < 4 {
+				return toolio.ExitOK
+			}
+		}
 		// pmlogsummary prints what it read, then fails ("fetch failed").
-		fmt.Fprintf(stderr, "%s: the summary stops at the last good record before the damage\n", prog)
+		if compat {
+			fmt.Fprintf(stderr, "%s: fetch failed: %s\n", prog, dump.ErrStrLogRec)
+		} else {
+			fmt.Fprintf(stderr, "%s: the summary stops at the last good record before the damage\n", prog)
+		}
 		return toolio.ExitFailed
 	}
 	return toolio.ExitOK
