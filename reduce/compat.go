@@ -31,18 +31,21 @@ func (s stamp) ts() stream.Timestamp { return stream.Timestamp{Sec: s.sec, Nsec:
 
 // compat is one pmlogreduce run.
 type compat struct {
-	opts    *Options
-	a       *format.Archive
-	label   stream.Label
-	version int
-	meta    *archiveMeta
-	metrics []*metric
-	byPMID  map[stream.PMID]*metric
-	bySlot  []*metric // byPMID by value set position, last seen (metricAt)
-	all     []*instState
-	ts      *tsub
-	start   stream.Timestamp
-	cur     *cursor
+	opts *Options
+	a    *format.Archive
+	// the input reader's warnings that libpcp acts on (readWarn)
+	indexErr error
+	tail     *format.FormatError
+	label    stream.Label
+	version  int
+	meta     *archiveMeta
+	metrics  []*metric
+	byPMID   map[stream.PMID]*metric
+	bySlot   []*metric // byPMID by value set position, last seen (metricAt)
+	all      []*instState
+	ts       *tsub
+	start    stream.Timestamp
+	cur      *cursor
 
 	consumed int64 // seq of the last record consumed
 	lastMark int64 // seq of the last <mark> consumed
@@ -94,6 +97,28 @@ func (c *compat) warn(err error) {
 	fmt.Fprintf(c.opts.Stderr, "%s: warning: %v\n", c.opts.Prog, err)
 }
 
+// ErrCorrupt marks damage met while reading the records (pmlogreduce:
+// "pmFetch failed: Corrupted record in a PCP archive log").
+var ErrCorrupt = errors.New("corrupted archive")
+
+// readWarn takes the input reader's warnings as libpcp does, which says
+// nothing of them: it notes an .index with a bad label (libpcp refuses
+// the archive) and a volume that ends inside a record (it may hide the
+// archive's end from libpcp).
+func (c *compat) readWarn(err error) {
+	var fe *format.FormatError
+	switch {
+	case errors.Is(err, format.ErrLabel) && errors.As(err, &fe) && strings.HasSuffix(fe.File, ".index"):
+		if c.indexErr == nil {
+			c.indexErr = err
+		}
+	case errors.Is(err, format.ErrTruncated) && errors.As(err, &fe):
+		if c.tail == nil {
+			c.tail = fe
+		}
+	}
+}
+
 func (c *compat) rel(t stream.Timestamp) float64 {
 	return c.ts.sub(t.Sec, int64(t.Nsec), c.start.Sec, int64(c.start.Nsec))
 }
@@ -104,21 +129,32 @@ func runCompat(input, output string, opts *Options) (err error) {
 	}
 	c := &compat{opts: opts, ts: newTsub(), byPMID: map[stream.PMID]*metric{},
 		written: map[stream.InDomID][]int32{}, consumed: -1, lastMark: -1}
-	c.a, err = format.Open(input, format.WithWarn(c.warn))
+	c.a, err = format.Open(input, format.WithWarn(c.readWarn))
+	if err == nil && c.indexErr != nil {
+		err = c.indexErr
+	}
 	if err != nil {
-		return fmt.Errorf("cannot open archive %q: %w", input, err)
+		return fmt.Errorf("cannot open archive %q (ctx_a): %s", input, dump.LibpcpOpenError(err))
 	}
 	c.label = c.a.Label()
 	c.version = c.label.Version
 	c.start = c.label.Start
 	end, ok, err := c.a.End()
+	if err == nil && c.tail != nil && dump.LibpcpLosesEnd(c.a, c.tail) {
+		err = errors.New(dump.ErrStrLogRec)
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("cannot get end of archive (%s): %s", input, dump.LibpcpOpenError(err))
 	}
 	if !ok {
 		return fmt.Errorf("cannot open archive %q: it holds no data", input)
 	}
 	if c.meta, err = loadMeta(c.a); err != nil {
+		var fe *format.FormatError
+		if errors.As(err, &fe) && strings.HasSuffix(fe.File, ".meta") {
+			// (libpcp loads the metadata when it opens the archive)
+			return fmt.Errorf("cannot open archive %q (ctx_a): %s", input, dump.ErrStrLogRec)
+		}
 		return err
 	}
 	loc, err := pcptime.ChooseZone(opts.ArchiveZone, opts.Zone, c.label.Timezone, c.label.Zoneinfo)
@@ -575,13 +611,13 @@ func (m *metric) checkValfmt(vs *stream.VSet, d *drec, base string) error {
 			ok = vs.ValFmt == stream.ValDptr || vs.ValFmt == stream.ValSptr
 		}
 		if !ok {
-			return fmt.Errorf("%s: record at %s: metric %s: value format %d does not suit type %s: corrupted archive", base, d.t, m.pmid, f, m.desc.Type)
+			return fmt.Errorf("%s: record at %s: metric %s: value format %d does not suit type %s: %w", base, d.t, m.pmid, f, m.desc.Type, ErrCorrupt)
 		}
 		m.valfmt = f
 		return nil
 	}
 	if m.valfmt != f {
-		return fmt.Errorf("%s: record at %s: metric %s: value format changes from %d to %d: corrupted archive", base, d.t, m.pmid, m.valfmt, f)
+		return fmt.Errorf("%s: record at %s: metric %s: value format changes from %d to %d: %w", base, d.t, m.pmid, m.valfmt, f, ErrCorrupt)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/pcptools/pcptools/dump"
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/toolio"
 	"github.com/pcptools/pcptools/pcptime"
@@ -97,8 +99,13 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		fmt.Fprintf(stderr, "%s: %v\n%s", prog, err, compatUsage)
 		return toolio.ExitFailed
 	case compat:
+		var fe *format.FormatError
+		if errors.As(err, &fe) || errors.Is(err, reduce.ErrCorrupt) {
+			// damage met in the records, in libpcp's words
+			err = errors.New("pmFetch failed: " + dump.ErrStrLogRec)
+		}
 		if toolio.PCPExists(err, stderr, prog+": Error: __pmLogCreate: File exists") == err {
-			fmt.Fprintf(stderr, "%s: Error: %v\nArchive not created.\n", prog, err)
+			fmt.Fprintf(stderr, "%s: Error: %v\n", prog, err)
 		}
 		return toolio.ExitFailed
 	}
