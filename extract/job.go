@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pcptools/pcptools/dump"
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/toolio"
 	"github.com/pcptools/pcptools/pcptime"
@@ -76,8 +77,8 @@ func (s *Settings) Warn(err error) {
 		var tz *TZMismatch
 		var fe *format.FormatError
 		switch {
-		case toolio.IndexWarning(err):
-			return // pmlogextract reads no index, and says nothing of one
+		case toolio.IndexWarning(err), errors.Is(err, format.ErrTimeOrder):
+			return // pmlogextract reads no index, and says nothing of one, nor of records out of order
 		case errors.As(err, &tz):
 			fmt.Fprintf(s.Stderr, "%s: Warning: timezone mismatch for input archives\n", s.WarnPrefix)
 			fmt.Fprintf(s.Stderr, "archive: %s timezone: %s [will be used]\n", tz.Used, tz.UsedTZ)
@@ -124,6 +125,14 @@ func (s *Settings) compatError(err error, out string) error {
 
 // merge runs one extraction.
 func (s *Settings) Merge(j Job) (err error) {
+	defer func() {
+		var fe *format.FormatError
+		var pe pcpError
+		if s.Compat && err != nil && !errors.As(err, &pe) && errors.As(err, &fe) && strings.HasSuffix(fe.File, ".meta") {
+			// libpcp loads the metadata when it opens an archive
+			err = pcpError{fmt.Sprintf("Error: cannot open archive \"%s\": %s", s.givenName(fe.File), dump.ErrStrLogRec)}
+		}
+	}()
 	var inputs []Input
 	var archives []*format.Archive
 	var closers []io.Closer
@@ -147,7 +156,10 @@ func (s *Settings) Merge(j Job) (err error) {
 		inputs = append(inputs, Input{Name: "standard input", Stream: it})
 	} else {
 		for _, name := range j.Inputs {
-			as, names, err := openInput(name, s.Warn)
+			as, names, err := s.openInput(name)
+			if errors.Is(err, errSkipped) {
+				continue
+			}
 			if err != nil {
 				return err
 			}
@@ -166,6 +178,9 @@ func (s *Settings) Merge(j Job) (err error) {
 				}
 			}
 		}
+	}
+	if s.Compat && len(j.Inputs) > 0 && len(inputs) == 0 {
+		return pcpError{"Warning: all input archive(s) are empty, no output archive created"}
 	}
 	opts := s.Opts
 	opts.Warn = s.Warn
@@ -258,6 +273,10 @@ func (s *Settings) Merge(j Job) (err error) {
 			return err
 		}
 		sink.Abort(err)
+		var ue *UndescribedError
+		if s.Compat && errors.As(err, &ue) {
+			return pcpError{fmt.Sprintf("Error: meta data (TYPE_DESC) for pmid %s has not been found.\nArchive \"%s\" not created.", ue.PMID, j.Out)}
+		}
 		return err
 	}
 	if n == 0 {
@@ -271,6 +290,63 @@ func (s *Settings) Merge(j Job) (err error) {
 	err = sink.Close()
 	done = err == nil
 	return err
+}
+
+// errSkipped: an input pmlogextract skips (an empty archive), having
+// said so.
+var errSkipped = errors.New("input skipped")
+
+// openInput is openInput, as pmlogextract opens its inputs under its name:
+// libpcp refuses an archive whose .index has a bad label, skips an empty
+// one with a warning, says its own words for one it cannot open, and
+// fails at once where it cannot find an archive's end.
+func (s *Settings) openInput(name string) ([]*format.Archive, []string, error) {
+	if !s.Compat {
+		return openInput(name, s.Warn)
+	}
+	var indexErr, tailErr error
+	var tail *format.FormatError
+	opening := true
+	warn := func(err error) {
+		var fe *format.FormatError
+		switch {
+		case errors.Is(err, format.ErrLabel) && errors.As(err, &fe) && strings.HasSuffix(fe.File, ".index"):
+			if indexErr == nil {
+				indexErr = err
+			}
+			return
+		case opening && errors.Is(err, format.ErrTruncated) && errors.As(err, &fe) && tail == nil:
+			tail, tailErr = fe, err // (said below, unless libpcp fails on it)
+			return
+		}
+		s.Warn(err)
+	}
+	as, names, err := openInput(name, warn)
+	if err == nil && indexErr != nil {
+		err = indexErr
+	}
+	if err == nil {
+		for i, a := range as {
+			if s.given == nil {
+				s.given = map[string]string{}
+			}
+			s.given[a.Base()] = names[i]
+			a.End()
+			if tail != nil && dump.LibpcpLosesEnd(a, tail) {
+				return nil, nil, pcpError{fmt.Sprintf("Error: cannot get end of archive (%s): %s", name, dump.ErrStrLogRec)}
+			}
+		}
+		opening = false
+		if tailErr != nil {
+			s.Warn(tailErr)
+		}
+		return as, names, nil
+	}
+	if errors.Is(err, format.ErrEmptyFile) {
+		fmt.Fprintf(s.Stderr, "%s: Warning: empty archive \"%s\" will be skipped\n", s.WarnPrefix, name)
+		return nil, nil, errSkipped
+	}
+	return nil, nil, pcpError{fmt.Sprintf("Error: cannot open archive \"%s\": %s", name, dump.LibpcpOpenError(err))}
 }
 
 // openInput opens a command-line input: an archive (by any of its names),

@@ -132,6 +132,16 @@ func newMetaStore(names []string, sel *Selection, skipX bool, warn func(error)) 
 }
 
 // ConflictError is a metadata conflict between inputs.
+// UndescribedError is a result holding a metric that no input describes.
+type UndescribedError struct {
+	T    stream.Timestamp
+	PMID stream.PMID
+}
+
+func (e *UndescribedError) Error() string {
+	return fmt.Sprintf("result at %s: no descriptor for metric %s in any input", e.T, e.PMID)
+}
+
 type ConflictError struct {
 	PMID   stream.PMID
 	Name   string
@@ -440,7 +450,7 @@ func (m *metaStore) forMetric(out []stream.Record, p stream.PMID, now stream.Tim
 	{
 		de := m.descs[p]
 		if de == nil {
-			return out, fmt.Errorf("result at %s: no descriptor for metric %s in any input", now, p)
+			return out, &UndescribedError{T: now, PMID: p}
 		}
 		if !de.written {
 			de.written = true

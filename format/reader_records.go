@@ -623,8 +623,18 @@ func (it *archiveIter) limitedWarn(n *int, off int64, msg string) {
 	if *n == maxTimeWarnings {
 		msg += " (further such records not reported)"
 	}
-	it.a.warnf(&FormatError{File: it.dr.name, Offset: off, Msg: msg})
+	it.a.warnf(orderWarning{&FormatError{File: it.dr.name, Offset: off, Msg: msg}})
 }
+
+// ErrTimeOrder is found (errors.Is) in the warnings about data records
+// out of time order (back in time, or before the label's start), which
+// libpcp reads without a word.
+var ErrTimeOrder = errors.New("data record out of time order")
+
+type orderWarning struct{ *FormatError }
+
+func (w orderWarning) Is(target error) bool { return target == ErrTimeOrder }
+func (w orderWarning) Unwrap() error        { return w.FormatError }
 
 // ErrTruncated is found (errors.Is) in the warning about a truncated last
 // record: the read ended early, at the last good record. Tools that must
