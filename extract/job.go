@@ -77,7 +77,7 @@ func (s *Settings) Warn(err error) {
 		var tz *TZMismatch
 		var fe *format.FormatError
 		switch {
-		case toolio.IndexWarning(err), errors.Is(err, format.ErrTimeOrder):
+		case toolio.IndexWarning(err), format.TimeOrderWarning(err):
 			return // pmlogextract reads no index, and says nothing of one, nor of records out of order
 		case errors.As(err, &tz):
 			fmt.Fprintf(s.Stderr, "%s: Warning: timezone mismatch for input archives\n", s.WarnPrefix)
