@@ -59,3 +59,58 @@ func LibpcpLosesEnd(a *format.Archive, tail *format.FormatError) bool {
 	}
 	return true
 }
+
+// LibpcpView notes, among an archive reader's warnings, the ones libpcp
+// acts on where our reader warns and reads on: an .index with a bad label
+// (libpcp refuses the archive) and a data volume that ends inside a
+// record (libpcp may then fail to find the archive's end, or take a few
+// stray bytes as the end). The tools under PCP's names watch their reader
+// with one (Note) and say what libpcp would.
+type LibpcpView struct {
+	IndexErr error               // the first .index label warning
+	Tail     *format.FormatError // the first truncated-record warning
+	TailErr  error               // ... as it came (wrapped)
+}
+
+// Note takes a reader warning: it reports whether err was one of those
+// (kept, first of each kind).
+func (v *LibpcpView) Note(err error) bool {
+	var fe *format.FormatError
+	switch {
+	case errors.Is(err, format.ErrLabel) && errors.As(err, &fe) && strings.HasSuffix(fe.File, ".index"):
+		if v.IndexErr == nil {
+			v.IndexErr = err
+		}
+		return true
+	case errors.Is(err, format.ErrTruncated) && errors.As(err, &fe):
+		if v.Tail == nil {
+			v.Tail, v.TailErr = fe, err
+		}
+		return true
+	}
+	return false
+}
+
+// LosesEnd is LibpcpLosesEnd for the truncated volume noted, if any.
+func (v *LibpcpView) LosesEnd(a *format.Archive) bool {
+	return v.Tail != nil && LibpcpLosesEnd(a, v.Tail)
+}
+
+// TailIsEnd reports whether the truncated volume noted ends in fewer
+// stray bytes than a length word, which libpcp takes as the volume's end
+// (a longer tail it reads as a record that fails).
+func (v *LibpcpView) TailIsEnd() bool {
+	if v.Tail == nil {
+		return false
+	}
+	st, err := os.Stat(v.Tail.File)
+	return err == nil && st.Size()-v.Tail.Offset < 4
+}
+
+// LostEndWarning is what libpcp's tools print where they cannot find an
+// archive's end (LosesEnd), and then read on.
+func LostEndWarning(prog, name string) string {
+	return fmt.Sprintf("%s: Cannot locate end of archive %s: %s\n", prog, name, ErrStrLogRec) +
+		"\nWARNING: This archive is sufficiently damaged that it may not be possible to\n" +
+		"         produce complete information.  Continuing and hoping for the best.\n\n"
+}

@@ -304,26 +304,20 @@ func (s *Settings) openInput(name string) ([]*format.Archive, []string, error) {
 	if !s.Compat {
 		return openInput(name, s.Warn)
 	}
-	var indexErr, tailErr error
-	var tail *format.FormatError
+	var lv dump.LibpcpView
 	opening := true
 	warn := func(err error) {
-		var fe *format.FormatError
-		switch {
-		case errors.Is(err, format.ErrLabel) && errors.As(err, &fe) && strings.HasSuffix(fe.File, ".index"):
-			if indexErr == nil {
-				indexErr = err
-			}
-			return
-		case opening && errors.Is(err, format.ErrTruncated) && errors.As(err, &fe) && tail == nil:
-			tail, tailErr = fe, err // (said below, unless libpcp fails on it)
+		// (the first truncated volume met in opening is said below,
+		// unless libpcp fails on it)
+		first := lv.Tail == nil
+		if lv.Note(err) && (errors.Is(err, format.ErrLabel) || opening && first) {
 			return
 		}
 		s.Warn(err)
 	}
 	as, names, err := openInput(name, warn)
-	if err == nil && indexErr != nil {
-		err = indexErr
+	if err == nil && lv.IndexErr != nil {
+		err = lv.IndexErr
 	}
 	if err == nil {
 		for i, a := range as {
@@ -332,13 +326,13 @@ func (s *Settings) openInput(name string) ([]*format.Archive, []string, error) {
 			}
 			s.given[a.Base()] = names[i]
 			a.End()
-			if tail != nil && dump.LibpcpLosesEnd(a, tail) {
+			if lv.LosesEnd(a) {
 				return nil, nil, pcpError{fmt.Sprintf("Error: cannot get end of archive (%s): %s", name, dump.ErrStrLogRec)}
 			}
 		}
 		opening = false
-		if tailErr != nil {
-			s.Warn(tailErr)
+		if lv.TailErr != nil {
+			s.Warn(lv.TailErr)
 		}
 		return as, names, nil
 	}

@@ -31,21 +31,19 @@ func (s stamp) ts() stream.Timestamp { return stream.Timestamp{Sec: s.sec, Nsec:
 
 // compat is one pmlogreduce run.
 type compat struct {
-	opts *Options
-	a    *format.Archive
-	// the input reader's warnings that libpcp acts on (readWarn)
-	indexErr error
-	tail     *format.FormatError
-	label    stream.Label
-	version  int
-	meta     *archiveMeta
-	metrics  []*metric
-	byPMID   map[stream.PMID]*metric
-	bySlot   []*metric // byPMID by value set position, last seen (metricAt)
-	all      []*instState
-	ts       *tsub
-	start    stream.Timestamp
-	cur      *cursor
+	opts    *Options
+	a       *format.Archive
+	lv      dump.LibpcpView // the input reader's warnings that libpcp acts on
+	label   stream.Label
+	version int
+	meta    *archiveMeta
+	metrics []*metric
+	byPMID  map[stream.PMID]*metric
+	bySlot  []*metric // byPMID by value set position, last seen (metricAt)
+	all     []*instState
+	ts      *tsub
+	start   stream.Timestamp
+	cur     *cursor
 
 	consumed int64 // seq of the last record consumed
 	lastMark int64 // seq of the last <mark> consumed
@@ -102,22 +100,8 @@ func (c *compat) warn(err error) {
 var ErrCorrupt = errors.New("corrupted archive")
 
 // readWarn takes the input reader's warnings as libpcp does, which says
-// nothing of them: it notes an .index with a bad label (libpcp refuses
-// the archive) and a volume that ends inside a record (it may hide the
-// archive's end from libpcp).
-func (c *compat) readWarn(err error) {
-	var fe *format.FormatError
-	switch {
-	case errors.Is(err, format.ErrLabel) && errors.As(err, &fe) && strings.HasSuffix(fe.File, ".index"):
-		if c.indexErr == nil {
-			c.indexErr = err
-		}
-	case errors.Is(err, format.ErrTruncated) && errors.As(err, &fe):
-		if c.tail == nil {
-			c.tail = fe
-		}
-	}
-}
+// nothing of them, noting those it acts on (dump.LibpcpView).
+func (c *compat) readWarn(err error) { c.lv.Note(err) }
 
 func (c *compat) rel(t stream.Timestamp) float64 {
 	return c.ts.sub(t.Sec, int64(t.Nsec), c.start.Sec, int64(c.start.Nsec))
@@ -130,8 +114,8 @@ func runCompat(input, output string, opts *Options) (err error) {
 	c := &compat{opts: opts, ts: newTsub(), byPMID: map[stream.PMID]*metric{},
 		written: map[stream.InDomID][]int32{}, consumed: -1, lastMark: -1}
 	c.a, err = format.Open(input, format.WithWarn(c.readWarn))
-	if err == nil && c.indexErr != nil {
-		err = c.indexErr
+	if err == nil && c.lv.IndexErr != nil {
+		err = c.lv.IndexErr
 	}
 	if err != nil {
 		return fmt.Errorf("cannot open archive %q (ctx_a): %s", input, dump.LibpcpOpenError(err))
@@ -140,7 +124,7 @@ func runCompat(input, output string, opts *Options) (err error) {
 	c.version = c.label.Version
 	c.start = c.label.Start
 	end, ok, err := c.a.End()
-	if err == nil && c.tail != nil && dump.LibpcpLosesEnd(c.a, c.tail) {
+	if err == nil && c.lv.LosesEnd(c.a) {
 		err = errors.New(dump.ErrStrLogRec)
 	}
 	if err != nil {

@@ -296,7 +296,7 @@ func (j *Job) traceValues() io.Writer {
 // output was not made (or, with -d, kept short).
 func (j *Job) pcpConvError(ce *ConvError, meta *format.Metadata, out string, kept bool) {
 	fmt.Fprintf(j.Stderr, "%s: Error: %s (%s): extracting value from type %s to %s: %s\n", j.Prog, ce.Name, ce.PMID,
-		rules.TypeName(ce.From), rules.TypeName(ce.To), upperFirst(ce.Why.Error()))
+		rules.TypeName(ce.From), rules.TypeName(ce.To), rules.UpperFirst(ce.Why.Error()))
 	if am, err := dump.NewArchiveMeta(meta); err == nil && ce.Result != nil {
 		j.Stderr.Write(dump.AppendResultDump(nil, ce.Result, am, time.Local, ce.Set, ce.Done))
 	}
@@ -306,13 +306,6 @@ func (j *Job) pcpConvError(ce *ConvError, meta *format.Metadata, out string, kep
 	case !j.InPlace:
 		fmt.Fprintf(j.Stderr, "Archive \"%s\" not created.\n", out)
 	}
-}
-
-func upperFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // printNewLabels prints the NEW labels of one of pmlogrewrite's label

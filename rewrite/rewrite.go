@@ -1418,7 +1418,7 @@ func traceRescale(w io.Writer, n, scaled rules.Num, from, to stream.Units) {
 // traceExtract prints libpcp's -Dvalue line for a value pmlogrewrite
 // retypes (pmExtractValue from its type to the new one).
 func traceExtract(w io.Writer, n, m rules.Num, to stream.Type, err error) {
-	out := "Error: " + upperFirst(fmt.Sprint(err))
+	out := "Error: " + rules.UpperFirst(fmt.Sprint(err))
 	if err == nil {
 		out = pcpAtom(m)
 	}

@@ -412,7 +412,7 @@ func (l *lexer) next() (token, *Error) {
 	if bestLen == 0 {
 		r, _ := utf8.DecodeRuneInString(s)
 		msg := fmt.Sprintf("unexpected character %q", r)
-		return token{}, &Error{Pos: pos, Msg: msg, PCP: upperFirst(msg)}
+		return token{}, &Error{Pos: pos, Msg: msg, PCP: UpperFirst(msg)}
 	}
 	best.pos = pos
 	best.text = s[:bestLen]

@@ -761,9 +761,9 @@ func isNumericType(t stream.Type) bool {
 	return false
 }
 
-// upperFirst is s with its first letter in upper case (pmlogrewrite's
+// UpperFirst is s with its first letter in upper case (pmlogrewrite's
 // messages begin so; ours, for the same text, in lower case).
-func upperFirst(s string) string {
+func UpperFirst(s string) string {
 	if s == "" || s[0] < 'a' || s[0] > 'z' {
 		return s
 	}

@@ -406,14 +406,14 @@ func Compile(cfg *Config, meta *format.Metadata, opts CompileOptions) (plan *Pla
 // failLine is fail where pmlogrewrite names another line.
 func (c *compiler) failLine(pos, other Pos, pcpLine int, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	panic(&Error{Pos: pos, Other: other, Msg: msg, PCP: upperFirst(msg), PCPLine: pcpLine})
+	panic(&Error{Pos: pos, Other: other, Msg: msg, PCP: UpperFirst(msg), PCPLine: pcpLine})
 }
 
 // fail stops the compile with an error pmlogrewrite finds in its parser
 // (a specification error, in its words but for the first letter).
 func (c *compiler) fail(pos, other Pos, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	panic(&Error{Pos: pos, Other: other, Msg: msg, PCP: upperFirst(msg)})
+	panic(&Error{Pos: pos, Other: other, Msg: msg, PCP: UpperFirst(msg)})
 }
 
 // failAs is fail with pmlogrewrite's wording of a specification error.

@@ -113,7 +113,7 @@ type parser struct {
 // pmlogrewrite's wording.
 func (p *parser) fail(pos Pos, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	panic(&Error{Pos: pos, Msg: msg, PCP: upperFirst(msg)})
+	panic(&Error{Pos: pos, Msg: msg, PCP: UpperFirst(msg)})
 }
 
 func (p *parser) expected(what string) {

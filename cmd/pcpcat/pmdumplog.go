@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -96,24 +95,14 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 		return toolio.UsageError{}
 	}
 	name, metrics := args[0], args[1:]
-	// libpcp refuses an archive whose .index label is bad; the reader
-	// ignores the index with a warning.
-	var indexErr error
-	// A data volume that ends inside a record (tail): the reader stops
-	// at the last whole one. libpcp may fail to locate the end, and its
-	// fetch fails there when the view reads the values.
-	var tail *format.FormatError
-	a, err := format.Open(name, format.WithWarn(func(err error) {
-		var fe *format.FormatError
-		if indexErr == nil && errors.Is(err, format.ErrLabel) && errors.As(err, &fe) && strings.HasSuffix(fe.File, ".index") {
-			indexErr = err
-		}
-		if tail == nil && errors.Is(err, format.ErrTruncated) && errors.As(err, &fe) {
-			tail = fe
-		}
-	}))
-	if err == nil && indexErr != nil {
-		err = indexErr
+	// The reader's warnings that libpcp acts on: an .index with a bad
+	// label (libpcp refuses the archive), a data volume that ends inside
+	// a record (libpcp may fail to locate the end, and its fetch fails
+	// there when the view reads the values).
+	var lv dump.LibpcpView
+	a, err := format.Open(name, format.WithWarn(func(err error) { lv.Note(err) }))
+	if err == nil && lv.IndexErr != nil {
+		err = lv.IndexErr
 	}
 	if err != nil {
 		return fmt.Errorf("Cannot open archive %q: %s", name, dump.LibpcpOpenError(err))
@@ -121,10 +110,8 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 	// pmdumplog finds the archive's end before anything else (libpcp's
 	// option parsing does, and says when it cannot).
 	a.End()
-	if tail != nil && dump.LibpcpLosesEnd(a, tail) {
-		fmt.Fprintf(stderr, "%s: Cannot locate end of archive %s: %s\n", prog, name, dump.ErrStrLogRec)
-		fmt.Fprint(stderr, "\nWARNING: This archive is sufficiently damaged that it may not be possible to\n"+
-			"         produce complete information.  Continuing and hoping for the best.\n\n")
+	if lv.LosesEnd(a) {
+		fmt.Fprint(stderr, dump.LostEndWarning(prog, name))
 	}
 	o := viewOptions(c, c.Count("x"), metrics).Options
 	o.Warn, o.Prog, o.LibpcpLabel = stderr, prog, true
@@ -141,12 +128,8 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 		}
 		return err
 	}
-	if tail != nil && o.ReadsValues() {
-		// libpcp reads a length word and more as a record that fails;
-		// fewer stray bytes than a length word as the end.
-		if st, err := os.Stat(tail.File); err != nil || st.Size()-tail.Offset >= 4 {
-			return errors.New("pmFetch: " + dump.ErrStrLogRec)
-		}
+	if lv.Tail != nil && o.ReadsValues() && !lv.TailIsEnd() {
+		return errors.New("pmFetch: " + dump.ErrStrLogRec)
 	}
 	return nil
 }

@@ -120,32 +120,20 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	_, cmd.CounterWrap = os.LookupEnv("PCP_COUNTER_WRAP")
 	cmd.Warn = stderr
 	var truncated error
-	// Under pmlogsummary's name, libpcp's view of damage: it refuses an
-	// archive whose .index label is bad (the reader ignores the index),
-	// and a data volume that ends inside a record (tail) may hide the
-	// archive's end from it.
-	var indexErr error
-	var tail *format.FormatError
+	// Under pmlogsummary's name, libpcp's view of damage (dump.LibpcpView):
+	// it refuses an archive whose .index label is bad (the reader ignores
+	// the index), and a data volume that ends inside a record may hide
+	// the archive's end from it; of the rest of our reader's warnings it
+	// says nothing (an index it cannot use, records out of time order).
+	var lv dump.LibpcpView
 	warn := func(err error) {
-		var fe *format.FormatError
-		if compat && indexErr == nil && errors.Is(err, format.ErrLabel) && errors.As(err, &fe) && strings.HasSuffix(fe.File, ".index") {
-			indexErr = err
-			return
-		}
+		lv.Note(err)
 		if errors.Is(err, format.ErrTruncated) {
 			truncated = err
-			if tail == nil && errors.As(err, &fe) {
-				tail = fe
-			}
-			if compat {
-				return // (said below, as libpcp says it)
-			}
-		} else if compat {
-			// libpcp reads on without a word where our reader warns (an
-			// index it cannot use, records out of time order)
-			return
 		}
-		fmt.Fprintf(stderr, "%s: warning: %v\n", prog, err)
+		if !compat {
+			fmt.Fprintf(stderr, "%s: warning: %v\n", prog, err)
+		}
 	}
 
 	if cmd.Folio {
@@ -160,10 +148,10 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		if c, ok := a.(io.Closer); ok {
 			defer c.Close()
 		}
-	} else if a, err = open(cmd.Archive, warn); err != nil || indexErr != nil {
+	} else if a, err = open(cmd.Archive, warn); err != nil || compat && lv.IndexErr != nil {
 		switch {
 		case err == nil:
-			err = errors.New(dump.LibpcpOpenError(indexErr))
+			err = errors.New(dump.LibpcpOpenError(lv.IndexErr))
 		case compat:
 			err = errors.New(dump.LibpcpOpenError(err)) // (pmErrStr's words, as scripts expect)
 		}
@@ -174,10 +162,8 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		// pmlogsummary finds the archive's end first, and says when it
 		// cannot.
 		fa.End()
-		if tail != nil && dump.LibpcpLosesEnd(fa, tail) {
-			fmt.Fprintf(stderr, "%s: Cannot locate end of archive %s: %s\n", prog, cmd.Archive, dump.ErrStrLogRec)
-			fmt.Fprint(stderr, "\nWARNING: This archive is sufficiently damaged that it may not be possible to\n"+
-				"         produce complete information.  Continuing and hoping for the best.\n\n")
+		if lv.LosesEnd(fa) {
+			fmt.Fprint(stderr, dump.LostEndWarning(prog, cmd.Archive))
 		}
 	}
 	o := cmd.Options
@@ -213,12 +199,8 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		}
 	}
 	if truncated != nil {
-		if compat && tail != nil {
-			// libpcp takes fewer stray bytes than a length word as the
-			// volume's end; a longer tail as a record that fails.
-			if st, err := os.Stat(tail.File); err == nil && st.Size()-tail.Offset < 4 {
-				return toolio.ExitOK
-			}
+		if compat && lv.TailIsEnd() {
+			return toolio.ExitOK // (libpcp takes those few bytes as the end)
 		}
 		// pmlogsummary prints what it read, then fails ("fetch failed").
 		if compat {
