@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -174,7 +173,7 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 	if c.Bool("folio") {
 		return folioReduce(c, opts, args)
 	}
-	ins, out, err := nativeArgs(c, args)
+	ins, out, err := toolio.InputsAndOutput(c.IsSet("o"), c.String("o"), args)
 	if err != nil {
 		return err
 	}
@@ -209,41 +208,6 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 		ins = []string{in.Spilled.Base()}
 	}
 	return reduce.RunNativeInputs(ins, outs, opts)
-}
-
-// nativeArgs splits the arguments into the inputs (none: the stream on
-// standard input) and the output ("": the record stream on standard
-// output). Without -o, the last argument names the output unless it is an
-// existing archive (then every argument is an input).
-func nativeArgs(c *cli.Context, args []string) (ins []string, out string, err error) {
-	if c.IsSet("o") {
-		out = toolio.StdioOutput(c.String("o"))
-		if c.String("o") == "" {
-			return nil, "", toolio.UsageError{Msg: "-o needs the output archive's name (or - for the record stream)"}
-		}
-	} else if n := len(args); n > 0 && !isArchive(args[n-1]) && args[n-1] != "-" {
-		out, args = args[n-1], args[:n-1]
-	}
-	ins, err = toolio.StdioInputs(args)
-	if err != nil {
-		return nil, "", toolio.UsageError{Msg: err.Error()}
-	}
-	return ins, out, nil
-}
-
-// isArchive says whether name names an existing archive (or a directory
-// of them, or a list of archives separated by commas).
-func isArchive(name string) bool {
-	if st, err := os.Stat(name); err == nil && st.IsDir() {
-		return true
-	}
-	for _, p := range strings.Split(name, ",") {
-		if _, err := format.Open(p); err == nil {
-			return true
-		}
-	}
-	_, err := format.Open(name)
-	return err == nil
 }
 
 // checkFirst refuses native-mode options before a stream is read.

@@ -141,14 +141,14 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	}
 	var a summary.Archive
 	if cmd.Archive == "" {
-		if a, err = openStream(stdin, &cmd.Options, warn); err != nil {
+		if a, err = summary.OpenStdin(stdin, &cmd.Options, warn); err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return toolio.ExitFailed
 		}
 		if c, ok := a.(io.Closer); ok {
 			defer c.Close()
 		}
-	} else if a, err = open(cmd.Archive, warn); err != nil || compat && lv.IndexErr != nil {
+	} else if a, err = summary.Open(cmd.Archive, warn); err != nil || compat && lv.IndexErr != nil {
 		switch {
 		case err == nil:
 			err = errors.New(dump.LibpcpOpenError(lv.IndexErr))
@@ -167,7 +167,7 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		}
 	}
 	o := cmd.Options
-	if pr := toolio.StartProgress(stderr, dataSize(a), compat || cmd.Quiet); pr != nil {
+	if pr := toolio.StartProgress(stderr, summary.DataSize(a), compat || cmd.Quiet); pr != nil {
 		// The display ends before the summary is printed.
 		done := false
 		o.OnRecord = pr.Record
@@ -211,71 +211,4 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		return toolio.ExitFailed
 	}
 	return toolio.ExitOK
-}
-
-// openStream reads the record stream on stdin. It is summarised as it
-// arrives when the options need one look at the records and no end up
-// front (summary.CanStream): with its whole metadata when it came with
-// it (a METADATA frame: pcpcat of an archive sends one), or taking the
-// metadata as it comes (pcprewrite's and pcpextract's streams), unless
-// it is a reduced archive (summary.CanStreamLate). Any other is spilled
-// to a scratch archive first (a -S or -T counted back from the end needs
-// the end, -B a second look at the values).
-func openStream(stdin *os.File, o *summary.Options, warn func(error)) (summary.Archive, error) {
-	s, err := toolio.OpenStdinLate(stdin, "pcpsummary-", summary.CanStream(o), summary.CanStreamLate, warn)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case s.Meta != nil:
-		return &streamed{summary.NewStreamed(s.Meta, s.Iter), s}, nil
-	case s.Head != nil:
-		return &streamed{summary.NewStreamedLate(s.Head, s.Iter), s}, nil
-	}
-	return &spilled{s.Spilled, s}, nil
-}
-
-// streamed is a stream summarised as it arrives, and its input to close.
-type streamed struct {
-	*summary.Streamed
-	io.Closer
-}
-
-// spilled is a stream's scratch archive, removed on Close.
-type spilled struct {
-	*format.Archive
-	io.Closer
-}
-
-// open opens what libpcp takes as one archive context: an archive, a
-// comma-separated list of archives, or a directory of archives.
-func open(name string, warn func(error)) (summary.Archive, error) {
-	if strings.Contains(name, ",") {
-		as, names, err := toolio.OpenArchives(strings.Split(name, ","), warn)
-		if err != nil {
-			return nil, err
-		}
-		return summary.Multi(names, as), nil
-	}
-	if st, err := os.Stat(name); err == nil && st.IsDir() {
-		as, err := format.OpenDir(name, format.WithWarn(warn))
-		if err != nil {
-			return nil, err
-		}
-		names := make([]string, len(as))
-		for i, a := range as {
-			names[i] = a.Base()
-		}
-		return summary.Multi(names, as), nil
-	}
-	return format.Open(name, format.WithWarn(warn))
-}
-
-// dataSize is the size of the data volumes of a, for the progress display
-// (0 when unknown: no display).
-func dataSize(a summary.Archive) int64 {
-	if s, ok := a.(interface{ DataSize() int64 }); ok {
-		return s.DataSize()
-	}
-	return 0
 }

@@ -2,7 +2,11 @@ package toolio
 
 import (
 	"fmt"
+	"os"
+	"slices"
 	"strings"
+
+	"github.com/pcptools/pcptools/format"
 )
 
 // Permute moves flags before positional arguments, so that PCP users can
@@ -120,4 +124,41 @@ func StdioOutput(o string) string {
 		return ""
 	}
 	return o
+}
+
+// InputsAndOutput splits a native command line's arguments into the inputs
+// (none: the stream on standard input) and the output ("": the record
+// stream on standard output), for the tools whose output may be named
+// last: with -o (oSet, o) it is o; without, the last argument names the
+// output unless it is an existing archive (then every argument is an
+// input).
+func InputsAndOutput(oSet bool, o string, args []string) (ins []string, out string, err error) {
+	if oSet {
+		if o == "" {
+			return nil, "", UsageError{Msg: "-o needs the output archive's name (or - for the record stream)"}
+		}
+		out = StdioOutput(o)
+	} else if n := len(args); n > 0 && args[n-1] != "-" && !IsArchive(args[n-1]) {
+		out, args = args[n-1], args[:n-1]
+	}
+	if ins, err = StdioInputs(args); err != nil {
+		return nil, "", UsageError{Msg: err.Error()}
+	}
+	return ins, out, nil
+}
+
+// IsArchive says whether name names an existing archive (or a directory
+// of them, or a list of archives separated by commas).
+func IsArchive(name string) bool {
+	if st, err := os.Stat(name); err == nil && st.IsDir() {
+		return true
+	}
+	opens := func(n string) bool {
+		_, err := format.Open(n)
+		return err == nil
+	}
+	if slices.ContainsFunc(strings.Split(name, ","), opens) {
+		return true
+	}
+	return opens(name)
 }
