@@ -98,6 +98,10 @@ type Options struct {
 	// PCP's QA expects them; pcpcat gives its own name).
 	Prog string
 
+	// TracePDU writes libpcp's -Dpdu trace of the data records read to
+	// Warn (see tracePDU): pmdumplog -Dpdu.
+	TracePDU bool
+
 	// OnRecord, when set, sees each record the exports (JSON, CSV,
 	// Samples) read, in or out of the window: a progress display.
 	OnRecord func(stream.Record)
@@ -201,6 +205,9 @@ func (d *dumper) run() error {
 	d.meta = newPCPMeta(m)
 	if d.meta.descErr != nil {
 		return d.meta.descErr
+	}
+	if d.opts.TracePDU {
+		d.traceEnd()
 	}
 	if note != "" {
 		d.b = append(d.b, note...)

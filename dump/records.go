@@ -117,6 +117,9 @@ func (d *dumper) dumpValues(w window, pmids []stream.PMID) error {
 			continue
 		}
 		t := rec.Time()
+		if d.opts.TracePDU {
+			d.tracePDU(rec, origin)
+		}
 		// libpcp skips what lies before the position it last returned,
 		// so records that go back in time are not shown.
 		if t.Before(origin) {
@@ -158,6 +161,9 @@ func (d *dumper) dumpReverse(it stream.Iterator, w window, sel *selector) error 
 	for i := len(recs) - 1; i >= 0; i-- {
 		rec := recs[i]
 		t := rec.Time()
+		if d.opts.TracePDU {
+			d.tracePDU(rec, origin)
+		}
 		if t.After(origin) {
 			continue
 		}

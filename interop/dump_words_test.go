@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -92,4 +93,44 @@ func TestLabelPIDMismatch(t *testing.T) {
 			t.Errorf(".%s: pcpcat -l (exit %d):\n%s", suffix, n.code, n.stderr)
 		}
 	}
+}
+
+// TestDumpPDUTraceLikePCP (issue 18): pmdumplog -Dpdu traces each data
+// record libpcp reads (the archive's last one first, as it locates the
+// end): __pmPrintResult's dump of the result and the record's words as
+// libpcp's buffer holds them after decoding (value blocks and v3
+// timestamps turned to the host's order, events summarised). Under
+// pmdumplog's name ours writes the same trace on every QA archive, the
+// buffer addresses (libpcp's pointers) aside; PCP's QA test 482 reads
+// values out of it. Positioning at -S and reading backwards (-r) read
+// more records than ours traces (docs/compatibility.md).
+func TestDumpPDUTraceLikePCP(t *testing.T) {
+	needPCP(t)
+	metas, _ := filepath.Glob(filepath.Join(qaDir, "*.meta"))
+	if len(metas) < 100 {
+		t.Fatalf("%d archives in %s", len(metas), qaDir)
+	}
+	addr := regexp.MustCompile(`0x[0-9a-f]+`)
+	traced := 0
+	for _, m := range metas {
+		a := strings.TrimSuffix(m, ".meta")
+		args := []string{"-Dpdu", a}
+		if filepath.Base(a) == "binning" {
+			args = append(args, "sample.milliseconds") // as QA test 482 asks
+		}
+		p := run(slow, nil, "pmdumplog", args...)
+		o := run(slow, nil, ours("pmdumplog"), args...)
+		pe, oe := addr.ReplaceAllString(p.stderr, "ADDR"), addr.ReplaceAllString(o.stderr, "ADDR")
+		if pe != oe || p.code != o.code {
+			t.Errorf("pmdumplog -Dpdu %s: traces differ (exit %d, ours %d):\n%s", filepath.Base(a), p.code, o.code, firstDiff(pe, oe))
+			continue
+		}
+		if strings.Contains(oe, "__pmLogRead timestamp=") {
+			traced++
+		}
+	}
+	if traced < 100 {
+		t.Errorf("only %d archives traced any record", traced)
+	}
+	t.Logf("%d QA archives: the same -Dpdu trace", traced)
 }

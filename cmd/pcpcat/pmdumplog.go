@@ -115,6 +115,7 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 	}
 	o := viewOptions(c, c.Count("x"), metrics).Options
 	o.Warn, o.Prog, o.LibpcpLabel = stderr, prog, true
+	o.TracePDU = toolio.DebugOn(c.String("D"), "pdu")
 	if err := dump.Dump(stdout, a, o); err != nil {
 		var fe *format.FormatError
 		if errors.As(err, &fe) {
