@@ -79,6 +79,11 @@ func (n *native) desc(d *stream.Desc) error {
 	if _, ok := n.inAgg[d.PMID]; n.metrics[d.PMID] != nil || ok {
 		return nil
 	}
+	if n.late {
+		if err := n.lateDesc(d); err != nil {
+			return err
+		}
+	}
 	m := &nMetric{desc: d, kind: kindOf(d), out: d.Type, insts: map[int32]*nInst{}}
 	m.desc = &stream.Desc{T: d.T, PMID: d.PMID, Type: d.Type, InDom: d.InDom, Sem: d.Sem, Units: d.Units,
 		Names: slices.Clone(d.Names)}

@@ -77,15 +77,21 @@ type accum struct {
 }
 
 type native struct {
-	opts        *Options
-	w           toolio.Sink
-	version     int   // of the output
-	labeled     bool  // the output has its label
-	step        int64 // ns
-	base        int64 // ns: interval ends are base + k*step
-	metrics     map[stream.PMID]*nMetric
-	used        map[uint32]map[uint32]bool // PMID clusters of the input, per domain
-	alloc       map[uint32]*[2]uint32      // per domain: the cluster and next item for aggregates
+	opts    *Options
+	w       toolio.Sink
+	version int   // of the output
+	labeled bool  // the output has its label
+	step    int64 // ns
+	base    int64 // ns: interval ends are base + k*step
+	metrics map[stream.PMID]*nMetric
+	used    map[uint32]map[uint32]bool // PMID clusters of the input, per domain
+	alloc   map[uint32]*[2]uint32      // per domain: the cluster and next item for aggregates
+	// late: the input's metadata comes as it is read (a stream without a
+	// METADATA frame): used knew only the metrics before the first data
+	// record when the aggregates' clusters were chosen, and a metric
+	// described later must not land on one (ours: the aggregates' PMIDs).
+	late        bool
+	ours        map[stream.PMID]bool
 	curEnd      int64
 	haveCur     bool
 	touched     []*nInst
@@ -206,6 +212,29 @@ func RunNativeInputs(inputs []string, outputs []Output, opts Options) (err error
 // spilled; -S and -T apply when they need no end (pcptime.NeedsEnd: an
 // absolute time, an offset from the start), and are refused otherwise.
 func RunNativeStream(meta *format.Metadata, it stream.Iterator, outputs []Output, opts Options) error {
+	return runNativeStream(meta, it, outputs, opts, false)
+}
+
+// RunNativeStreamLate is RunNativeStream for a stream without a METADATA
+// frame (pcpextract's, pcprewrite's): head is its metadata before the
+// first data record, and the rest comes in it, before the data that needs
+// it, so nothing is spilled. The aggregates' PMIDs are chosen from clusters
+// that no metric described so far uses; a metric described later whose
+// PMID is one of them is an error (none of PCP's agents use the clusters
+// near 4095 the aggregates take). Reduced archives are not taken this way
+// (CanStreamLate).
+func RunNativeStreamLate(head *format.Metadata, it stream.Iterator, outputs []Output, opts Options) error {
+	return runNativeStream(head, it, outputs, opts, true)
+}
+
+// CanStreamLate reports whether a stream without a METADATA frame, whose
+// metadata before its first data record is head, can be reduced as it
+// arrives (RunNativeStreamLate): not when head says it is pcpreduce's
+// output, whose aggregate metrics are matched with their metrics from the
+// whole metadata first.
+func CanStreamLate(head *format.Metadata) bool { return !isReduced(head) }
+
+func runNativeStream(meta *format.Metadata, it stream.Iterator, outputs []Output, opts Options, late bool) error {
 	opts.defaults()
 	if err := checkOutputs(outputs); err != nil {
 		return err
@@ -227,7 +256,7 @@ func RunNativeStream(meta *format.Metadata, it stream.Iterator, outputs []Output
 		from, to = win.Start, win.End
 	}
 	return runNative(meta, it, nativeRun{lab: lab, version: lab.Version, src: lab.Hostname + ":standard input",
-		from: from, to: to, what: "standard input"}, outputs, opts)
+		from: from, to: to, what: "standard input", late: late}, outputs, opts)
 }
 
 // checkOutputs refuses no output, and an interval that is not positive.
@@ -251,6 +280,7 @@ type nativeRun struct {
 	from, to stream.Timestamp
 	size     int64  // the data volumes' bytes, for the progress display
 	what     string // the inputs, in messages
+	late     bool   // the metadata comes with the records (RunNativeStreamLate)
 }
 
 func runNative(meta *format.Metadata, it stream.Iterator, in nativeRun, outputs []Output, opts Options) (err error) {
@@ -271,7 +301,7 @@ func runNative(meta *format.Metadata, it stream.Iterator, in nativeRun, outputs 
 	}()
 	for _, o := range outputs {
 		n := &native{opts: &opts, metrics: map[stream.PMID]*nMetric{}, step: int64(o.Interval),
-			version: version, perInterval: map[int]int{}, gaps: map[int64]int{}}
+			version: version, perInterval: map[int]int{}, gaps: map[int64]int{}, late: in.late}
 		if err := n.pickDomain(meta); err != nil {
 			return err
 		}
@@ -500,7 +530,7 @@ func (n *native) pickDomain(meta *format.Metadata) error {
 // newPMID allocates an aggregate metric's PMID in domain dom.
 func (n *native) newPMID(dom uint32) (stream.PMID, error) {
 	a := n.alloc[dom]
-	if a == nil || a[1] > 0x3ff {
+	if a == nil || a[1] > 0x3ff || n.used[dom][a[0]] {
 		c := uint32(4096)
 		if a != nil {
 			c = a[0]
@@ -515,7 +545,28 @@ func (n *native) newPMID(dom uint32) (stream.PMID, error) {
 	}
 	id := stream.NewPMID(dom, a[0], a[1])
 	a[1]++
+	if n.late {
+		if n.ours == nil {
+			n.ours = map[stream.PMID]bool{}
+		}
+		n.ours[id] = true
+	}
 	return id, nil
+}
+
+// lateDesc notes the cluster of a metric described after the aggregates'
+// clusters were chosen (late), so that no aggregate is given a PMID
+// there; one whose PMID an aggregate already has is an error.
+func (n *native) lateDesc(d *stream.Desc) error {
+	if n.ours[d.PMID] {
+		return fmt.Errorf("metric %s (PMID %s), described after the first data record, has the PMID pcpreduce gave an aggregate metric: write the stream to an archive (pcpextract -o) and reduce that", d.Names[0], d.PMID)
+	}
+	dom := d.PMID.Domain()
+	if n.used[dom] == nil {
+		n.used[dom] = map[uint32]bool{}
+	}
+	n.used[dom][d.PMID.Cluster()] = true
+	return nil
 }
 
 func (n *native) record(r stream.Record) error {

@@ -26,13 +26,7 @@ type aggRef struct {
 // detectReduced notes whether the input is pcpreduce's output (its context
 // label says so) and which of its metrics are aggregates.
 func (n *native) detectReduced(meta *format.Metadata) {
-	for _, ls := range meta.LabelSets {
-		if ls.Type&stream.LabelTypeMask == stream.LabelContext && len(ls.Sets) > 0 &&
-			strings.Contains(ls.Sets[0].JSON, `"reduce_tool":"pcpreduce"`) {
-			n.reduced = true
-		}
-	}
-	if !n.reduced {
+	if n.reduced = isReduced(meta); !n.reduced {
 		return
 	}
 	n.inAgg = map[stream.PMID]aggRef{}
@@ -49,6 +43,18 @@ func (n *native) detectReduced(meta *format.Metadata) {
 			}
 		}
 	}
+}
+
+// isReduced says whether meta is that of pcpreduce's output: a context
+// label set names it as the reduce_tool.
+func isReduced(meta *format.Metadata) bool {
+	for _, ls := range meta.LabelSets {
+		if ls.Type&stream.LabelTypeMask == stream.LabelContext && len(ls.Sets) > 0 &&
+			strings.Contains(ls.Sets[0].JSON, `"reduce_tool":"pcpreduce"`) {
+			return true
+		}
+	}
+	return false
 }
 
 // isInputAgg says whether a help text or label set belongs to one of the

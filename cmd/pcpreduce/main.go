@@ -190,20 +190,24 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 		}
 	}
 	if len(ins) == 0 {
-		// A stream with its whole metadata up front (a METADATA frame:
-		// pcpcat of an archive sends one) is reduced as it arrives; any
-		// other, or one whose -S/-T counts back from the end, is
-		// spilled first. As for pcpcat, no progress display of a
-		// stream.
+		// A stream is reduced as it arrives, with its whole metadata up
+		// front (a METADATA frame: pcpcat of an archive sends one) or
+		// taking the metadata as it comes (pcpextract's, pcprewrite's
+		// streams); a reduced archive's stream without the frame, or a
+		// stream whose -S/-T counts back from the end, is spilled
+		// first. As for pcpcat, no progress display of a stream.
 		opts.NoProgress = true
 		warn := func(err error) { fmt.Fprintf(stderr, "%s: warning: %v\n", prog, err) }
-		in, err := toolio.OpenStdin(stdin, "pcpreduce", !pcptime.NeedsEnd(opts.Start, opts.Finish), warn)
+		in, err := toolio.OpenStdinLate(stdin, "pcpreduce", !pcptime.NeedsEnd(opts.Start, opts.Finish), reduce.CanStreamLate, warn)
 		if err != nil {
 			return err
 		}
 		defer in.Close()
-		if in.Meta != nil {
+		switch {
+		case in.Meta != nil:
 			return reduce.RunNativeStream(in.Meta, in.Iter, outs, opts)
+		case in.Head != nil:
+			return reduce.RunNativeStreamLate(in.Head, in.Iter, outs, opts)
 		}
 		ins = []string{in.Spilled.Base()}
 	}

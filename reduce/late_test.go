@@ -1,0 +1,91 @@
+package reduce
+
+import (
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/stream"
+)
+
+// lateStream is a stream without a METADATA frame: a label, metric a
+// described, a result, then metric b described after that first result,
+// and a result of both. It returns the stream and its head (what came
+// before the first result).
+func lateStream(t *testing.T, b stream.PMID) ([]stream.Record, *format.Metadata) {
+	t.Helper()
+	t0 := stream.Timestamp{Sec: 1700000000}
+	lab := &stream.Label{Version: 2, Hostname: "late", Timezone: "UTC", Start: t0}
+	a := stream.NewPMID(60, 0, 0)
+	da := &stream.Desc{T: t0, PMID: a, Type: stream.TypeU64, InDom: stream.InDomNull, Sem: stream.SemInstant, Names: []string{"late.a"}}
+	db := &stream.Desc{T: t0, PMID: b, Type: stream.TypeU64, InDom: stream.InDomNull, Sem: stream.SemInstant, Names: []string{"late.b"}}
+	var rb stream.ResultBuilder
+	recs := []stream.Record{lab, da}
+	head, err := format.MetadataOf(*lab, []stream.Record{da})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		ts := stream.Timestamp{Sec: t0.Sec + int64(i)}
+		if i == 1 {
+			recs = append(recs, db)
+		}
+		rb.Reset()
+		rb.Add(a, stream.TypeU64, stream.Val{Inst: stream.InstNull, U: uint64(i)})
+		if i >= 1 {
+			rb.Add(b, stream.TypeU64, stream.Val{Inst: stream.InstNull, U: uint64(2 * i)})
+		}
+		r := &stream.Result{}
+		if err := rb.Build(ts, r); err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, r)
+	}
+	return recs, head
+}
+
+// TestLateCollision (issue 14): reduced as it arrives, a stream whose
+// metric described after the first data record has the PMID pcpreduce
+// gave an aggregate (the first of domain 60: cluster 4095, item 0) is
+// refused with a message that says what to do; one described in a
+// cluster the aggregates were being given (beyond their items) is
+// reduced, and its own aggregates go to another cluster.
+func TestLateCollision(t *testing.T) {
+	opts := Options{Samples: -1, NoSync: true, NoProgress: true, Stderr: io.Discard}
+	recs, head := lateStream(t, stream.NewPMID(60, 4095, 0))
+	out := []Output{{Name: filepath.Join(t.TempDir(), "out"), Interval: 10 * time.Second}}
+	err := RunNativeStreamLate(head, stream.FromSlice(recs), out, opts)
+	if err == nil || !strings.Contains(err.Error(), "late.b") || !strings.Contains(err.Error(), "aggregate") {
+		t.Fatalf("a late metric on an aggregate's PMID: %v", err)
+	}
+
+	recs, head = lateStream(t, stream.NewPMID(60, 4095, 100))
+	out = []Output{{Name: filepath.Join(t.TempDir(), "out"), Interval: 10 * time.Second}}
+	if err := RunNativeStreamLate(head, stream.FromSlice(recs), out, opts); err != nil {
+		t.Fatal(err)
+	}
+	a, err := format.Open(out[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := a.Meta()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[stream.PMID]string{}
+	for _, d := range m.Descs {
+		if other, ok := seen[d.PMID]; ok {
+			t.Errorf("PMID %s: %s and %s", d.PMID, other, d.Names[0])
+		}
+		seen[d.PMID] = d.Names[0]
+		if d.PMID.Cluster() == 4095 && d.Names[0] != "late.b" && strings.HasSuffix(d.Names[0], ".late.b") {
+			t.Errorf("late.b's aggregate %s in late.b's cluster (%s)", d.Names[0], d.PMID)
+		}
+	}
+	if _, ok := seen[stream.NewPMID(60, 4095, 100)]; !ok || len(seen) < 4 {
+		t.Errorf("metrics written: %v", seen)
+	}
+}
