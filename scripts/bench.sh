@@ -337,6 +337,10 @@ ln -sf "$BIN/pcpreduce" "$COMPAT/pmlogreduce"
 PMLOGSUMMARY=$PCP_BIN_DIR/pmlogsummary
 compare "summary" "$PMLOGSUMMARY $BIG >/dev/null" "$BIN/pcpsummary $BIG >/dev/null"
 compare "summary (as pmlogsummary)" "$PMLOGSUMMARY $BIG >/dev/null" "$COMPAT/pmlogsummary $BIG >/dev/null"
+# What pmlogsummary cannot give, against its plain run: JSON with the
+# standard deviation, and percentiles on top (which should cost little).
+compare "summary --json" "$PMLOGSUMMARY $BIG >/dev/null" "$BIN/pcpsummary --json $BIG >/dev/null"
+compare "summary --json --percentiles 50,90,99" "$PMLOGSUMMARY $BIG >/dev/null" "$BIN/pcpsummary --json --percentiles 50,90,99 $BIG >/dev/null"
 # pcpreduce against pmlogreduce -t 60 (issue 11): natively (interval
 # statistics) and under pmlogreduce's name (its interpolated values). The
 # compatible mode syncs as our tools do and takes no --no-sync (its command
