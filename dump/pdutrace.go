@@ -22,7 +22,8 @@ import (
 // (pmGetArchiveEnd reads it backwards), then every record read on the
 // way through the window, <mark>s and records out of time order
 // included. libpcp's positioning at a -S time reads a few records more
-// (backwards, from the temporal index's entry); those are not traced.
+// (backwards, from the temporal index's entry), and -r reads one more as
+// it turns round; those are not traced.
 
 // tracePDU writes the trace of one record read, rec a *stream.Result or a
 // *stream.Mark. origin is the context's position when libpcp decodes it
@@ -72,11 +73,10 @@ func (d *dumper) traceEnd() {
 	}
 }
 
-// appendRecordBytes appends a result's record as it is in a volume of its
-// version, without its length words: the timestamp (v2: seconds and
-// microseconds, 32 bits each; v3: 64-bit seconds and 32-bit nanoseconds,
-// as libpcp's buffer holds them),
-// then the body.
+// appendRecordBytes appends a result's record as libpcp's buffer holds it,
+// without its length words: the timestamp (v2: seconds and microseconds,
+// 32 bits each; v3: 64-bit seconds, its two words swapped, and 32-bit
+// nanoseconds), then the body.
 func appendRecordBytes(dst []byte, res *stream.Result) []byte {
 	if res.Version >= 3 {
 		// (libpcp's buffer has the two words of the seconds swapped,

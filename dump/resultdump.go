@@ -102,8 +102,16 @@ func appendPrintValue(dst []byte, typ stream.Type, v stream.Value, loc *time.Loc
 	if v.Insitu {
 		w := v.Word
 		dst = append(dst, "[pmlc control "...)
-		dst = append(dst, map[bool]string{true: "mand ", false: "adv "}[w&2 != 0]...)
-		dst = append(dst, map[bool]string{true: "on ", false: "off "}[w&1 != 0]...)
+		if w&2 != 0 {
+			dst = append(dst, "mand "...)
+		} else {
+			dst = append(dst, "adv "...)
+		}
+		if w&1 != 0 {
+			dst = append(dst, "on "...)
+		} else {
+			dst = append(dst, "off "...)
+		}
 		switch {
 		case w&8 == 0:
 			dst = append(dst, "nl "...)
