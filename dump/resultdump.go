@@ -157,8 +157,10 @@ func appendEventSummary(dst []byte, p []byte, highres bool, loc *time.Location) 
 	for r := int32(0); r < nrecords-1 && base < len(p); r++ {
 		flags, nparams := u32(base+tsSize), u32(base+tsSize+4)
 		if flags&eventFlagMissed != 0 {
-			nmissed += int32(nparams)
-			continue
+			// libpcp stays on this record for every one left: counted
+			// at once, so that a record count of 2^31 costs nothing.
+			nmissed += int32(int64(int32(nparams)) * int64(nrecords-1-r))
+			break
 		}
 		base += tsSize + 8
 		for q := uint32(0); q < nparams && base < len(p); q++ {
