@@ -3,6 +3,7 @@ package extract
 import (
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,8 @@ type arch struct {
 	diskTyp stream.Type
 	insts   []int32 // of the instance domain, given at the first sample
 	later   []int32 // a second version of it at the middle sample
+	// diskFirst lists disk.dev.read before kernel.all.load in each result.
+	diskFirst bool
 }
 
 func (a arch) write(t *testing.T, dir, name string) string {
@@ -110,12 +113,17 @@ func (a arch) write(t *testing.T, dir, name string) string {
 			prologue(ts)
 		}
 		b.Reset()
-		b.Add(pmidLoad, stream.TypeDouble, stream.Val{Inst: -1, F: s})
 		var vals []stream.Val
 		for _, inst := range cur {
 			vals = append(vals, stream.Val{Inst: inst, U: uint64(100*i) + uint64(inst)})
 		}
-		b.Add(pmidDisk, typ, vals...)
+		if a.diskFirst {
+			b.Add(pmidDisk, typ, vals...)
+		}
+		b.Add(pmidLoad, stream.TypeDouble, stream.Val{Inst: -1, F: s})
+		if !a.diskFirst {
+			b.Add(pmidDisk, typ, vals...)
+		}
 		must(b.Build(ts, &r))
 		must(w.Write(&r))
 		if i == len(a.times)-1 && a.pid != 0 {
@@ -494,5 +502,96 @@ func TestCarryDiscrete(t *testing.T) {
 	}
 	if got := data(recs); len(got) != 3 || got[0].t != 3 {
 		t.Errorf("without carrying: %v", got)
+	}
+}
+
+// TestDueByPosition: the due times cached by a metric's position in the
+// result change nothing, whatever the order of the metrics in each input's
+// results and however the instance domains change (the caches hold times
+// of a metric met at another position, and go stale).
+func TestDueByPosition(t *testing.T) {
+	dir := t.TempDir()
+	var bases []string
+	for i, a := range []arch{
+		{times: []float64{0, 2, 4, 6, 8, 10}},
+		{times: []float64{1, 3, 5, 7, 9, 11}, diskFirst: true, insts: []int32{0, 3}, later: []int32{3, 4, 5}},
+		{times: []float64{0.5, 2.5, 4.5, 6.5}, diskFirst: true, later: []int32{0, 2}},
+		{times: []float64{20, 21, 22, 23}, diskFirst: true, later: []int32{1}},
+		{times: []float64{30, 31, 32, 33}, later: []int32{6, 7}},
+	} {
+		bases = append(bases, a.write(t, dir, string(rune('a'+i))))
+	}
+	// The second input also as a stream, whose metadata comes between
+	// its results (a new version of the domain clears the due times).
+	run := func(opts Options, streamed bool) ([]stream.Record, error) {
+		if !streamed {
+			return extractAll(t, bases, opts)
+		}
+		a, err := format.Open(bases[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var recs []stream.Record
+		it := a.Records()
+		for it.Next() {
+			recs = append(recs, stream.CloneRecord(it.At()))
+		}
+		if err := it.Err(); err != nil {
+			t.Fatal(err)
+		}
+		it.Close()
+		first, err := format.Open(bases[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, err := New([]Input{{Name: "a", Archive: first}, {Name: "b", Stream: stream.FromSlice(recs)}}, opts)
+		if err != nil {
+			return nil, err
+		}
+		defer x.Close()
+		var out []stream.Record
+		for x.Next() {
+			out = append(out, stream.CloneRecord(x.At()))
+		}
+		return out, x.Err()
+	}
+	for _, c := range []struct {
+		opts     Options
+		streamed bool
+	}{{Options{}, false}, {Options{HasStart: true, Start: at(3.5)}, false}, {Options{}, true}} {
+		opts := c.opts
+		dueByPosition = false
+		want, err := run(opts, c.streamed)
+		dueByPosition = true
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := run(opts, c.streamed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var indoms int
+		for _, r := range want {
+			if _, ok := r.(*stream.InDom); ok {
+				indoms++
+			}
+		}
+		if indoms < 3 {
+			t.Fatalf("only %d instance domain records: the test does not test", indoms)
+		}
+		if !reflect.DeepEqual(got, want) {
+			for i := range max(len(got), len(want)) {
+				var g, w stream.Record
+				if i < len(got) {
+					g = got[i]
+				}
+				if i < len(want) {
+					w = want[i]
+				}
+				if !reflect.DeepEqual(g, w) {
+					t.Fatalf("window %v, stream %v: record %d is %+v, without the cache %+v", opts.HasStart, c.streamed, i, g, w)
+				}
+			}
+		}
 	}
 }
