@@ -158,6 +158,11 @@ func extractAll(t *testing.T, bases []string, opts Options) ([]stream.Record, er
 		t.Fatal(err)
 	}
 	opts.LogEnd, opts.HasLogEnd = end, ok
+	return mergeAll(ins, opts)
+}
+
+// mergeAll runs New over the inputs and returns what it emits.
+func mergeAll(ins []Input, opts Options) ([]stream.Record, error) {
 	x, err := New(ins, opts)
 	if err != nil {
 		return nil, err
@@ -544,16 +549,7 @@ func TestDueByPosition(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		x, err := New([]Input{{Name: "a", Archive: first}, {Name: "b", Stream: stream.FromSlice(recs)}}, opts)
-		if err != nil {
-			return nil, err
-		}
-		defer x.Close()
-		var out []stream.Record
-		for x.Next() {
-			out = append(out, stream.CloneRecord(x.At()))
-		}
-		return out, x.Err()
+		return mergeAll([]Input{{Name: "a", Archive: first}, {Name: "b", Stream: stream.FromSlice(recs)}}, opts)
 	}
 	for _, c := range []struct {
 		opts     Options
