@@ -23,7 +23,10 @@ GOTESTFLAGS ?= -parallel 4
 FUZZTIME ?= 30s
 # The tools are built without the CLI library's markdown and man page code
 # (they make their man pages themselves, internal/toolio/manpage.go): its
-# packages' initialisation alone made every run 0.3 MiB larger.
+# packages' initialisation alone made every run 0.3 MiB larger. The
+# profiles of PCPTOOLS_CPUPROFILE and PCPTOOLS_MEMPROFILE need the pprof
+# tag too (make build TAGS='urfave_cli_no_docs pprof'): runtime/pprof cost
+# every run about 0.4 MiB (internal/toolio/profile.go).
 TAGS ?= urfave_cli_no_docs
 BENCHFLAGS ?=
 
