@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/fuzzdir"
 	"github.com/pcptools/pcptools/internal/mutate"
 	"github.com/pcptools/pcptools/stream"
 )
@@ -37,6 +38,7 @@ func FuzzLabelSet(f *testing.F) {
 	}
 	// one set, one label {"a":1}
 	f.Add([]byte("\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x01\xff\xff\xff\xff\x00\x00\x00\x07{\"a\":1}\x00\x00\x00\x01\x00\x02\x01\x00\x00\x05\x00\x01"), false)
+	base := filepath.Join(fuzzdir.Dir(f), "x")
 	f.Fuzz(func(t *testing.T, body []byte, v2 bool) {
 		if len(body) > 1<<16 {
 			t.Skip()
@@ -60,7 +62,6 @@ func FuzzLabelSet(f *testing.F) {
 		vol = format.AppendMark(vol, stream.Timestamp{Sec: start.Sec + 1}, version)
 
 		format.DecodeMeta(meta[at:])
-		base := filepath.Join(t.TempDir(), "x")
 		for s, b := range map[string][]byte{".meta": meta, ".0": vol} {
 			if err := os.WriteFile(base+s, b, 0o644); err != nil {
 				t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pcptools/pcptools/internal/fuzzdir"
 	"github.com/pcptools/pcptools/stream"
 )
 
@@ -1218,8 +1219,8 @@ func FuzzCheck(f *testing.F) {
 	f.Add(uint8(1), uint32(140), uint32(0))
 	f.Add(uint8(2), uint32(300), uint32(1))
 	f.Add(uint8(2), uint32(136), uint32(0x7fffffff))
+	dir := fuzzdir.Dir(f)
 	f.Fuzz(func(t *testing.T, which uint8, off uint32, val uint32) {
-		dir := t.TempDir()
 		for i, ext := range []string{".meta", ".index", ".0"} {
 			b := slices.Clone(files[i])
 			if int(which)%3 == i && len(b) >= 4 {

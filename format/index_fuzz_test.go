@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pcptools/pcptools/internal/fuzzdir"
 	"github.com/pcptools/pcptools/stream"
 )
 
@@ -35,6 +36,7 @@ func FuzzIndex(f *testing.F) {
 		f.Add(x, len(srcs) == 1)
 		srcs = append(srcs, src{m, v})
 	}
+	dir := fuzzdir.Dir(f)
 	f.Fuzz(func(t *testing.T, index []byte, v3 bool) {
 		if len(index) > 1<<20 {
 			t.Skip()
@@ -44,7 +46,7 @@ func FuzzIndex(f *testing.F) {
 		if v3 {
 			s = srcs[1]
 		}
-		base := filepath.Join(t.TempDir(), "x")
+		base := filepath.Join(dir, "x")
 		for suffix, b := range map[string][]byte{".meta": s.meta, ".0": s.vol, ".index": index} {
 			if err := os.WriteFile(base+suffix, b, 0o644); err != nil {
 				t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/pcptools/pcptools/internal/fuzzdir"
 	"github.com/pcptools/pcptools/stream"
 )
 
@@ -40,12 +41,11 @@ func FuzzReadArchive(f *testing.F) {
 	for _, s := range rdFuzzSeeds() {
 		f.Add(s[0], s[1], s[2])
 	}
+	base := filepath.Join(fuzzdir.Dir(f), "x")
 	f.Fuzz(func(t *testing.T, meta, vol, index []byte) {
 		if len(meta)+len(vol)+len(index) > 1<<20 {
 			t.Skip()
 		}
-		dir := t.TempDir()
-		base := filepath.Join(dir, "x")
 		for s, b := range map[string][]byte{".meta": meta, ".0": vol, ".index": index} {
 			if err := os.WriteFile(base+s, b, 0o644); err != nil {
 				t.Fatal(err)
