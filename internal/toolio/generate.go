@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 )
@@ -60,7 +61,12 @@ func generate(app *cli.App, what string, w io.Writer) error {
 	return fmt.Errorf("%s=%q: give man, bash, zsh or fish", GenerateEnv, what)
 }
 
-var usageWord = regexp.MustCompile(`(?:^|[\s\[,|])(--?[A-Za-z?][\w-]*)`)
+// usageWord is compiled when first used, not at every tool's start: a
+// regexp compiled in an init function touches the regexp packages' code
+// in every run.
+var usageWord = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|[\s\[,|])(--?[A-Za-z?][\w-]*)`)
+})
 
 // GenerateFromUsage is GenerateEnv's work for a tool whose command line is
 // described by its usage text rather than an App (pcpsummary, which takes
@@ -74,7 +80,7 @@ func GenerateFromUsage(name, about, usage string, w io.Writer) (bool, error) {
 	}
 	seen := map[string]bool{}
 	var words []string
-	for _, m := range usageWord.FindAllStringSubmatch(usage, -1) {
+	for _, m := range usageWord().FindAllStringSubmatch(usage, -1) {
 		cluster := !strings.HasPrefix(m[1], "--") && len(m[1]) > 2 // "-blmMy": letters, not an option
 		if !seen[m[1]] && m[1] != "-?" && !cluster {
 			seen[m[1]] = true
