@@ -56,22 +56,71 @@ type spread struct {
 	counted  float64 // values counted in pos and neg
 	zeros    float64
 	sk       *ddsketch.DDSketch
-	// codes: single values waiting to be counted, as their bins
-	// (binCode), sketchBatch at a time. Counting each value as it came
-	// missed the cache on its bin: the bins of tens of thousands of
-	// instances are far larger than the cache, and one instance's values
-	// land all over its bins (3.1 of the 6.4 s of CPU of a --percentiles
-	// summary of the 1 GiB bench archive went to that one increment). A
-	// batch loads each line of an instance's bins once, and a 4-byte
-	// code is a sixteenth of a line. Runs of a value wait there too
-	// (runMark).
-	codes []int32
+	// mb is where the values wait to be counted, with those of the
+	// other instances of the metric (pctBatch), as instance k of it.
+	mb *pctBatch
+	k  uint32
 }
 
-// sketchBatch is how many single values wait before they are counted:
-// 128, 256 and 512 took the same time on the bench archive, 1024 longer;
-// the smallest keeps the least memory.
-const sketchBatch = 128
+// pctBatch holds the values of one metric's instances waiting to be
+// counted into their bins, as their bins' codes (binCode), in the order
+// they came: a value is an entry of its instance's number (spread.k) and
+// its code, a run of equal values an entry with runFlag and one more with
+// its count.
+//
+// Counting each value as it came missed the cache on its bin: the bins of
+// tens of thousands of instances are far larger than the cache, and one
+// instance's values land all over its bins (3.1 of the 6.4 s of CPU of a
+// --percentiles summary of the 1 GiB bench archive went to that one
+// increment). A batch per instance (128 codes) counted its bins a line at
+// a time, but each value then went to a line of its own instance's batch,
+// out of the cache by the time that instance came round again (1.3 s of
+// the 1.9 s of CPU percentiles added to a --json summary of that archive,
+// measured by leaving the batch out). One batch per metric is written in
+// sequence, and is counted while the instances it names, just walked,
+// are still in the cache.
+type pctBatch struct {
+	spreads []*spread // by instance number
+	ents    []uint64  // k<<32 | code; a run: (k|runFlag)<<32 | code, count
+	limit   int       // entries counted at once
+}
+
+const runFlag = 1 << 31
+
+// join adds p to the metric's instances.
+func (mb *pctBatch) join(p *spread) {
+	p.mb, p.k = mb, uint32(len(mb.spreads))
+	mb.spreads = append(mb.spreads, p)
+	mb.limit = min(max(batchPerInst*len(mb.spreads), batchMin), batchMax)
+}
+
+// The batch's size: batchPerInst entries an instance, between batchMin
+// and batchMax (64 KiB). On the 1 GiB bench archive (--json --percentiles
+// 50,90,99, 3 alternating runs against the batches per instance): 16 an
+// instance took as long (peak memory 69-73 MiB instead of 79-84), 32 and
+// 64 about 6% less CPU (74-80 and 76-82 MiB).
+const (
+	batchPerInst = 32
+	batchMin     = 256
+	batchMax     = 8192
+)
+
+// count counts the batch into each instance's bins, each instance's
+// values in the order they came.
+func (mb *pctBatch) count() {
+	ents := mb.ents
+	for j := 0; j < len(ents); j++ {
+		e := ents[j]
+		k, c, n := uint32(e>>32), int32(uint32(e)), 1.0
+		if k&runFlag != 0 && j+1 < len(ents) {
+			k &^= runFlag
+			j++
+			n = float64(ents[j])
+		}
+		mb.spreads[k].countCode(c, n)
+	}
+	mb.ents = ents[:0]
+}
 
 // zeroCode is the code of a value in the sketch's zero bin (between
 // -MinIndexableValue and MinIndexableValue); skipCode, of a value too
@@ -197,45 +246,29 @@ func (p *spread) add(v float64) {
 	}
 }
 
-// flush puts the pending run of equal values in the batch: a single value
-// as its code, a longer run as runMark, its code and its count.
+// flush puts the pending run of equal values in the metric's batch: a
+// single value as one entry, a longer run as two.
 func (p *spread) flush() {
 	if p.runN == 0 {
 		return
 	}
-	if p.codes == nil {
-		p.codes = make([]int32, 0, sketchBatch)
+	if p.mb == nil { // (a spread of its own: the tests')
+		(&pctBatch{}).join(p)
 	}
+	mb := p.mb
 	switch c := binCode(p.runV); {
 	case p.runN == 1:
-		p.codes = append(p.codes, c)
+		mb.ents = append(mb.ents, uint64(p.k)<<32|uint64(uint32(c)))
 	case p.runN <= math.MaxUint32:
-		p.codes = append(p.codes, runMark, c, int32(uint32(p.runN)))
-	default: // (over 4 billion equal values: at once)
+		mb.ents = append(mb.ents, uint64(p.k|runFlag)<<32|uint64(uint32(c)), uint64(p.runN))
+	default: // (over 4 billion equal values: at once, after what waits)
+		mb.count()
 		p.countCode(c, p.runN)
 	}
 	p.runN = 0
-	if len(p.codes) > sketchBatch-3 {
-		p.count()
+	if len(mb.ents) >= mb.limit {
+		mb.count()
 	}
-}
-
-// runMark, in a batch, is followed by a code and a count (as uint32).
-const runMark = math.MinInt32 + 1
-
-// count counts the batch (in any order: a bin's count is a sum).
-func (p *spread) count() {
-	codes := p.codes
-	p.codes = nil // (a span that fills drains the bins, not the batch again)
-	for j := 0; j < len(codes); j++ {
-		c, n := codes[j], 1.0
-		if c == runMark && j+2 < len(codes) {
-			c, n = codes[j+1], float64(uint32(codes[j+2]))
-			j += 2
-		}
-		p.countCode(c, n)
-	}
-	p.codes = codes[:0]
 }
 
 // countCode counts n values of code c in their bin.
@@ -298,7 +331,6 @@ func newSketch() (*ddsketch.DDSketch, error) {
 // value in turn leaves it (its stores collapse nothing then, and a bin's
 // count is a sum).
 func (p *spread) drain() {
-	p.count()
 	if len(p.pos.c) == 0 && len(p.neg.c) == 0 && p.zeros == 0 {
 		return
 	}
@@ -331,6 +363,9 @@ type Percentile struct {
 
 func (p *spread) percentiles(ps []float64) []Percentile {
 	p.flush()
+	if p.mb != nil {
+		p.mb.count()
+	}
 	p.drain()
 	out := make([]Percentile, len(ps))
 	for i, q := range ps {

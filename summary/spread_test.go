@@ -114,3 +114,43 @@ func TestSpreadWideAndLong(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedBatchLikeOwn: instances of a metric whose values wait in one
+// batch, interleaved as a metric's values come, end with the sketches
+// of adding each instance's values to a sketch of its own.
+func TestSharedBatchLikeOwn(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var mb pctBatch
+	ps := make([]*spread, 5)
+	direct := make([]*ddsketch.DDSketch, len(ps))
+	for i := range ps {
+		ps[i] = &spread{wants: true}
+		mb.join(ps[i])
+		direct[i], _ = newSketch()
+	}
+	for r := 0; r < 30000; r++ {
+		for i, p := range ps {
+			v := float64(rng.IntN(40)) * float64(i+1)
+			if rng.IntN(3) == 0 {
+				v = math.Pow(10, rng.Float64()*40-20) // wide: spans that drain
+			}
+			if i == 2 && r%1000 < 900 {
+				v = 42 // long runs
+			}
+			p.add(v)
+			_ = direct[i].Add(v)
+		}
+	}
+	for i, p := range ps {
+		got := p.percentiles([]float64{50, 90, 99, 100})
+		for j, q := range []float64{50, 90, 99, 100} {
+			want, _ := direct[i].GetValueAtQuantile(q / 100)
+			if got[j].Value != want {
+				t.Errorf("instance %d p%v: %v, alone: %v", i, q, got[j].Value, want)
+			}
+		}
+		if p.sk.GetCount() != direct[i].GetCount() {
+			t.Errorf("instance %d: count %v, alone %v", i, p.sk.GetCount(), direct[i].GetCount())
+		}
+	}
+}

@@ -42,6 +42,7 @@ type metricStats struct {
 	units stream.Units // rate units for counters (unless -s)
 	scale float64      // seconds per unit of the counter's time dimension
 	insts []*instStats
+	pb    *pctBatch // the instances' values waiting to be counted (percentiles)
 	// first maps an instance to its first position in insts, standing in
 	// for pmlogsummary's linear search (which finds the first).
 	first map[int32]int
@@ -224,6 +225,12 @@ func (a *accumulator) newInst(m *metricStats, inst int32, v float64, ts timeval)
 	}
 	is.spread.wants = len(a.o.Percentiles) > 0
 	is.spread.off = !a.o.JSON && !a.o.CSV && !is.spread.wants
+	if is.spread.wants {
+		if m.pb == nil {
+			m.pb = &pctBatch{}
+		}
+		m.pb.join(&is.spread)
+	}
 	if a.o.Bins > 0 {
 		is.bin = make([]uint32, a.o.Bins)
 	}
