@@ -109,6 +109,15 @@ func TestRewriteWordsLikePCP(t *testing.T) {
 		{[]string{"-Dvalue", "-dsw", "-c", "CONF"}, "metric sample.wrap.ulonglong { type -> 64 }\nmetric sample.bin { indom -> NULL output first }\n", "archives/kenj-pc-2", false},
 		// 1149: -Dpdubuf's report at exit, of no buffers held
 		{[]string{"-Dpdubuf", "-c", "CONF"}, "metric hinv.ncpu { name->hinv.number_of_cpus type->U64 }\n", "archives/src-rattle", false},
+		// 822: -Dappl1's trace of the metadata changes (the domains'
+		// reference counts, descriptors, domains no output metric
+		// uses, instances, help texts); a truncated input not in place
+		{[]string{"-Dappl1", "-c", "CONF"}, "metric 2.0.3 { delete }\nmetric pmcd.numagents { type -> U64 }\nindom 2.1 { indom -> 2.77 }\n", "archives/20180415.09.16", false},
+		{[]string{"-Dappl1", "-c", "CONF"}, "text metric 3.8.* help { text -> \"rewritten\" }\ntext indom 2.1 help { indom -> 2.3 }\ntext indom 2.3 oneline { indom -> 2.1 }\ntext metric 70.*.* * { delete }\n", "archives/20180415.09.16", false},
+		{[]string{"-Dappl1", "-c", "CONF"}, "indom 1.17 { indom -> 1.42 }\nmetric hinv.map.xbow { indom -> 1.42 }\nmetric hinv.machine { indom -> 1.17 output iname \"node:2.3\" }\n", "archives/oview-short", false},
+		{[]string{"-Dappl1", "-c", "CONF"}, "indom 29.1 { inst 1 -> DELETE iname \"red\" -> \"rouge\" inst 2 -> 20 }\nmetric sample.bin { delete }\n", "archives/ok-bigbin", false},
+		{[]string{"-Dappl1", "-c", "CONF"}, "metric sample.colour { indom -> NULL output first }\n", "archives/ok-foo", false},
+		{[]string{"-w", "-c", "CONF"}, "indom 29.1 { iname \"red\" -> \"really red\" }\n", "badarchives/ok-truncbin", false},
 		// 797: the dynamic domain warning, without -w
 		{[]string{"-c", "CONF"}, "metric 511.2048.1 { pmid -> 510.2048.1 }\n", "archives/log-derived", false},
 	} {

@@ -55,6 +55,10 @@ type Job struct {
 	// report of the PDU buffers still held, which is empty here (there
 	// are none to hold), as pmlogrewrite prints it.
 	DebugPDUBuf bool
+	// DebugAppl1: -Dappl1 (or -Dall): pmlogrewrite's trace of its
+	// metadata changes, on Stderr (rules.Plan.PCPRefTrace, and
+	// Options.TraceMeta).
+	DebugAppl1 bool
 }
 
 // CompatError prints err as pmlogrewrite does when it is an error in the
@@ -150,7 +154,7 @@ func (j *Job) run(stdin *os.File, stdout, report io.Writer) error {
 			fmt.Fprintf(j.Stderr, "Start configfile: %s\n", f)
 		}
 	}
-	plan, err := rules.Compile(j.Config, meta, rules.CompileOptions{OutputVersion: outVer, Scale: j.Scale})
+	plan, err := rules.Compile(j.Config, meta, rules.CompileOptions{OutputVersion: outVer, Scale: j.Scale, PCPTrace: j.DebugAppl1})
 	if err != nil {
 		if e, ok := rules.AsError(err); ok && j.Compat {
 			// pmlogrewrite has warned about the clauses before it
@@ -175,7 +179,7 @@ func (j *Job) run(stdin *os.File, stdout, report io.Writer) error {
 	}
 	pr := toolio.StartProgress(j.Stderr, src.size, j.Compat || j.NoProgress)
 	defer pr.Done(false) // a run that fails; Done(true) comes first on success
-	rw := New(stream.Described(toolio.Showing(src.it, pr)), plan, Options{OutputVersion: outVer, Meta: meta, Index: src.index, KeepDescriptors: !j.Compat, TraceValues: j.traceValues()})
+	rw := New(stream.Described(toolio.Showing(src.it, pr)), plan, Options{OutputVersion: outVer, Meta: meta, Index: src.index, KeepDescriptors: !j.Compat, TraceValues: j.traceValues(), TraceMeta: j.traceMeta()})
 
 	out := j.Out
 	if j.InPlace {
@@ -209,6 +213,11 @@ func (j *Job) run(stdin *os.File, stdout, report io.Writer) error {
 		}
 		sink = toolio.ArchiveSink(w)
 		rw.EncodeInto(w) // every result is written before the next Next
+	}
+	if t := j.traceMeta(); t != nil {
+		// pmlogrewrite counts its domains' references once its output
+		// is made.
+		io.WriteString(t, plan.PCPRefTrace())
 	}
 	defer toolio.AbortOnPanic(sink)
 	closeArchive := func() error {
@@ -252,6 +261,10 @@ func (j *Job) run(stdin *os.File, stdout, report io.Writer) error {
 	if j.damage != nil && !j.Desperate && j.Compat {
 		sink.Abort(j.damage)
 		fmt.Fprint(j.Stderr, pcpDamage(j.Prog, j.In, j.damage, j.DebugLog))
+		if !j.InPlace && out != "" {
+			// pmlogrewrite's abandon(), but in place (-i)
+			fmt.Fprintf(j.Stderr, "Archive \"%s\" not created.\n", out)
+		}
 		return toolio.Silent{Code: toolio.ExitFailed}
 	}
 	if j.damage != nil && !j.Desperate {
@@ -278,6 +291,14 @@ func (j *Job) run(stdin *os.File, stdout, report io.Writer) error {
 	pr.Done(true)
 	if j.DebugPDUBuf {
 		fmt.Fprintln(j.Stderr, "__pmFindPDUBuf(DEBUG)")
+	}
+	return nil
+}
+
+// traceMeta is where -Dappl1's trace goes (nil: none).
+func (j *Job) traceMeta() io.Writer {
+	if j.DebugAppl1 {
+		return j.Stderr
 	}
 	return nil
 }

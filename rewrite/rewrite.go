@@ -99,6 +99,13 @@ type Options struct {
 	// value rescaled or retyped (pmExtractValue, pmConvScale), as
 	// pmlogrewrite -Dvalue prints it.
 	TraceValues io.Writer
+	// TraceMeta, when not nil, gets pmlogrewrite -Dappl1's trace of each
+	// descriptor deleted or rewritten, each instance domain dropped
+	// because no output metric uses it, each instance deleted or
+	// changed, and each help text deleted or rewritten, as the records
+	// come (see rules.Plan.PCPRefTrace for the part before them; label
+	// changes are not traced).
+	TraceMeta io.Writer
 }
 
 // IndexHint says where pmlogrewrite puts a temporal index entry: at time
@@ -476,7 +483,13 @@ func (r *Rewriter) doDesc(d *stream.Desc) {
 		return
 	}
 	if mp.Changes&rules.ChangeDelete != 0 {
+		if r.opts.TraceMeta != nil {
+			fmt.Fprintf(r.opts.TraceMeta, "Delete: pmDesc for %s\n", d.PMID)
+		}
 		return
+	}
+	if r.opts.TraceMeta != nil {
+		fmt.Fprintf(r.opts.TraceMeta, "Rewrite: pmDesc for %s\n", d.PMID)
 	}
 	if mp.Changes&rules.ChangePMID != 0 {
 		d.PMID = mp.New.PMID
@@ -514,6 +527,9 @@ func (r *Rewriter) doInDom(d *stream.InDom) error {
 	}
 	if r.refs != nil {
 		if n, ok := r.refs[d.InDom]; ok && n <= 0 {
+			if r.opts.TraceMeta != nil {
+				fmt.Fprintf(r.opts.TraceMeta, "Delete: InDom: %s: no output metrics use this\n", d.InDom)
+			}
 			return nil
 		}
 	}
@@ -524,6 +540,9 @@ func (r *Rewriter) doInDom(d *stream.InDom) error {
 		r.emitMeta(r.fullInDom(t, id, set))
 	}
 	if ip != nil {
+		if r.opts.TraceMeta != nil {
+			ip.TraceInsts(r.opts.TraceMeta, set.Insts)
+		}
 		set = ip.Apply(set)
 		id = ip.New
 	}
@@ -537,6 +556,9 @@ func (r *Rewriter) doText(t *stream.Text) {
 	t.T = r.shiftT(t.T)
 	tp := r.plan.Text(t)
 	if tp != nil {
+		if r.opts.TraceMeta != nil {
+			traceText(r.opts.TraceMeta, t, tp)
+		}
 		if tp.Delete {
 			return
 		}
@@ -548,6 +570,45 @@ func (r *Rewriter) doText(t *stream.Text) {
 		}
 	}
 	r.emitMeta(t)
+}
+
+// traceText is pmlogrewrite -Dappl1's line (or two) for a help text that
+// tp deletes or rewrites.
+func traceText(w io.Writer, t *stream.Text, tp *rules.TextPlan) {
+	kind := func(typ uint32) string {
+		if typ&stream.TextOneline != 0 {
+			return "one line"
+		}
+		return "full"
+	}
+	obj := func(typ, ident uint32) string {
+		if typ&stream.TextPMID != 0 {
+			return " metric " + stream.PMID(ident).String()
+		}
+		return " indom " + stream.InDomID(ident).String()
+	}
+	if tp.Delete {
+		fmt.Fprintf(w, "Delete: %s help text for %s\n", kind(t.Type), obj(t.Type, t.Ident))
+		return
+	}
+	if !tp.ChangeID && tp.NewText == nil {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Rewrite: %s help text for %s", kind(t.Type), obj(t.Type, t.Ident))
+	if tp.NewText != nil {
+		b.WriteString(" \"" + tp.OldText() + "\"")
+	}
+	ident := t.Ident
+	if tp.ChangeID {
+		ident = tp.NewIdent
+	}
+	fmt.Fprintf(&b, " to\n%s help text for %s", kind(t.Type), obj(t.Type, ident))
+	if tp.NewText != nil {
+		b.WriteString(" \"" + *tp.NewText + "\"")
+	}
+	b.WriteString("\n")
+	io.WriteString(w, b.String())
 }
 
 // newLabels writes the NEW labels, at the time of the first data record:

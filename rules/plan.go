@@ -29,6 +29,8 @@ type CompileOptions struct {
 	// Scale is -s: rescale values of every metric whose units change in
 	// scale only.
 	Scale bool
+	// PCPTrace makes Plan.PCPRefTrace's lines (pmlogrewrite -Dappl1).
+	PCPTrace bool
 }
 
 // MetricChange is a set of changes to one metric.
@@ -261,6 +263,7 @@ type Plan struct {
 
 	pcpMetrics []*MetricPlan   // the changed metrics in pmlogrewrite's order
 	pcpLabels  []*PCPLabelSpec // pmlogrewrite's label specs, in the order made (pcplabels.go)
+	refTrace   string          // PCPRefTrace's (pcptrace.go)
 }
 
 // Metric returns the plan for an input PMID, or nil when it is unchanged.
@@ -399,6 +402,9 @@ func Compile(cfg *Config, meta *format.Metadata, opts CompileOptions) (plan *Pla
 		if ip.Changed() {
 			c.plan.InDoms[ip.Old] = ip
 		}
+	}
+	if opts.PCPTrace {
+		c.plan.refTrace = c.refTrace()
 	}
 	return c.plan, nil
 }

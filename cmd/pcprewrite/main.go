@@ -81,8 +81,8 @@ func action(c *cli.Context, prog string, compat bool, vflag int, stdin *os.File,
 		Quick: c.Bool("q"), Verbose: c.Bool("v") || c.Bool("C"), VerboseFiles: compat && vflag > 1, Warnings: c.Bool("w") || c.Bool("C"),
 		Desperate: c.Bool("d"), Version: c.Int("V"), Scale: c.Bool("s"), NoSync: !compat && c.Bool("no-sync"),
 		Overwrite: !compat && c.Bool("overwrite"), DebugLog: compat && debugFlag(c.String("D"), "log"), DebugValue: compat && debugFlag(c.String("D"), "value"),
-		DebugPDUBuf: compat && debugFlag(c.String("D"), "pdubuf"),
-		NoProgress:  compat || c.Bool("quiet")}
+		DebugPDUBuf: compat && debugFlag(c.String("D"), "pdubuf"), DebugAppl1: compat && debugFlag(c.String("D"), "appl1"),
+		NoProgress: compat || c.Bool("quiet")}
 	if v := j.Version; v != 0 && v != 2 && v != 3 {
 		return toolio.UsageError{Msg: fmt.Sprintf("-V %d: unsupported version (2 or 3)", v)}
 	}
