@@ -96,9 +96,10 @@ func (mb *pctBatch) join(p *spread) {
 
 // The batch's size: batchPerInst entries an instance, between batchMin
 // and batchMax (64 KiB). On the 1 GiB bench archive (--json --percentiles
-// 50,90,99, 3 alternating runs against the batches per instance): 16 an
-// instance took as long (peak memory 69-73 MiB instead of 79-84), 32 and
-// 64 about 6% less CPU (74-80 and 76-82 MiB).
+// 50,90,99), with a fuzzer on the other core, 32 and 64 an instance took
+// about 6% less CPU than 16; idle, against the batches per instance, 32
+// takes the same time and peaks at 67.7-73.6 MiB instead of 74.8-80.2
+// (docs/benchmarks.md, ninth session).
 const (
 	batchPerInst = 32
 	batchMin     = 256
