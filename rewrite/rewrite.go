@@ -557,7 +557,7 @@ func (r *Rewriter) doText(t *stream.Text) {
 	tp := r.plan.Text(t)
 	if tp != nil {
 		if r.opts.TraceMeta != nil {
-			traceText(r.opts.TraceMeta, t, tp)
+			tp.TraceText(r.opts.TraceMeta, t)
 		}
 		if tp.Delete {
 			return
@@ -570,45 +570,6 @@ func (r *Rewriter) doText(t *stream.Text) {
 		}
 	}
 	r.emitMeta(t)
-}
-
-// traceText is pmlogrewrite -Dappl1's line (or two) for a help text that
-// tp deletes or rewrites.
-func traceText(w io.Writer, t *stream.Text, tp *rules.TextPlan) {
-	kind := func(typ uint32) string {
-		if typ&stream.TextOneline != 0 {
-			return "one line"
-		}
-		return "full"
-	}
-	obj := func(typ, ident uint32) string {
-		if typ&stream.TextPMID != 0 {
-			return " metric " + stream.PMID(ident).String()
-		}
-		return " indom " + stream.InDomID(ident).String()
-	}
-	if tp.Delete {
-		fmt.Fprintf(w, "Delete: %s help text for %s\n", kind(t.Type), obj(t.Type, t.Ident))
-		return
-	}
-	if !tp.ChangeID && tp.NewText == nil {
-		return
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Rewrite: %s help text for %s", kind(t.Type), obj(t.Type, t.Ident))
-	if tp.NewText != nil {
-		b.WriteString(" \"" + tp.OldText() + "\"")
-	}
-	ident := t.Ident
-	if tp.ChangeID {
-		ident = tp.NewIdent
-	}
-	fmt.Fprintf(&b, " to\n%s help text for %s", kind(t.Type), obj(t.Type, ident))
-	if tp.NewText != nil {
-		b.WriteString(" \"" + *tp.NewText + "\"")
-	}
-	b.WriteString("\n")
-	io.WriteString(w, b.String())
 }
 
 // newLabels writes the NEW labels, at the time of the first data record:

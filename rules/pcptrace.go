@@ -54,9 +54,45 @@ func (p *InDomPlan) TraceInsts(w io.Writer, present []int32) {
 	}
 }
 
-// OldText is the text pmlogrewrite holds as the spec's old text: the one
-// the rule names, or else the archive's (what -Dappl1 prints).
-func (tp *TextPlan) OldText() string { return tp.oldText }
+// TraceText writes pmlogrewrite -Dappl1's line (or two) for help text t
+// of the input, which tp deletes or rewrites. The old text it names is
+// the spec's: the one the rule names, or else the archive's.
+func (tp *TextPlan) TraceText(w io.Writer, t *stream.Text) {
+	kind := func(typ uint32) string {
+		if typ&stream.TextOneline != 0 {
+			return "one line"
+		}
+		return "full"
+	}
+	obj := func(typ, ident uint32) string {
+		if typ&stream.TextPMID != 0 {
+			return " metric " + stream.PMID(ident).String()
+		}
+		return " indom " + stream.InDomID(ident).String()
+	}
+	if tp.Delete {
+		fmt.Fprintf(w, "Delete: %s help text for %s\n", kind(t.Type), obj(t.Type, t.Ident))
+		return
+	}
+	if !tp.ChangeID && tp.NewText == nil {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Rewrite: %s help text for %s", kind(t.Type), obj(t.Type, t.Ident))
+	if tp.NewText != nil {
+		b.WriteString(" \"" + tp.oldText + "\"")
+	}
+	ident := t.Ident
+	if tp.ChangeID {
+		ident = tp.NewIdent
+	}
+	fmt.Fprintf(&b, " to\n%s help text for %s", kind(t.Type), obj(t.Type, ident))
+	if tp.NewText != nil {
+		b.WriteString(" \"" + *tp.NewText + "\"")
+	}
+	b.WriteString("\n")
+	io.WriteString(w, b.String())
+}
 
 func (c *compiler) refTrace() string {
 	var b strings.Builder
