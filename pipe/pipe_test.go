@@ -977,3 +977,50 @@ func TestV2ResultCrossesAsIs(t *testing.T) {
 		}
 	}
 }
+
+// TestReaderDeferChecks: with DeferChecks, a result whose pointer runs
+// outside it is handed out, and CheckResult then fails with the error Next
+// would have stopped at (the same frame's offset), which also ends the
+// stream; sound results check clean.
+func TestReaderDeferChecks(t *testing.T) {
+	recs := sampleRecords()
+	good := &stream.Result{T: ts(1, 0), Version: 3, Body: resultBody(3, tset{pmid: 1, valfmt: stream.ValDptr, vals: []tval{{inst: 0, vtype: 3, payload: u64(1)}}})}
+	bad := good.Clone()
+	bad.T = ts(2, 0)
+	binary.BigEndian.PutUint32(bad.Body[20:], 0xffffffff) // pointer word out of range
+	after := good.Clone()
+	after.T = ts(3, 0)
+	lab := *recs[0].(*stream.Label)
+	lab.Start = ts(1, 0)
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	for _, r := range []stream.Record{&lab, good, bad, after} {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, want := readAll(buf.Bytes())
+	if want == nil {
+		t.Fatal("the damaged result was read without deferring")
+	}
+	r := NewReader(bytes.NewReader(buf.Bytes()))
+	if d, ok := stream.As[stream.CheckDeferrer](r); !ok || !d.DeferChecks() {
+		t.Fatal("the reader does not defer its checks")
+	}
+	var got []string
+	for r.Next() {
+		rec := r.At()
+		err := r.CheckResult()
+		got = append(got, fmt.Sprintf("%s@%d:%v", rec.Kind(), rec.Time().Sec, err))
+	}
+	wantLog := fmt.Sprintf("[label@1:<nil> result@1:<nil> result@2:%v]", want)
+	if fmt.Sprint(got) != wantLog {
+		t.Errorf("got  %v\nwant %s", got, wantLog)
+	}
+	if r.Err() == nil || r.Err().Error() != want.Error() {
+		t.Errorf("Err() = %v, want %v", r.Err(), want)
+	}
+}

@@ -45,6 +45,9 @@ type Reader struct {
 	res     stream.Result
 	mark    stream.Mark
 
+	deferred bool  // DeferChecks: results go out unchecked
+	resOff   int64 // where the payload of the result in res starts
+
 	pending  bool            // a METADATA frame awaits its LABEL
 	metaRecs []stream.Record // that frame's records
 	meta     []stream.Record // the METADATA of the first LABEL
@@ -116,6 +119,29 @@ func (r *Reader) readHeader() bool {
 	r.br.Discard(HeaderSize)
 	r.off = at + HeaderSize
 	return true
+}
+
+// DeferChecks implements stream.CheckDeferrer: from the next record on,
+// results go out with their frames checked but not their value sets and
+// pointers, which the consumer checks as it walks them or has CheckResult
+// check. A stage in the middle of a pipe (pcprewrite) then walks each
+// result it rewrites once, not twice.
+func (r *Reader) DeferChecks() bool {
+	r.deferred = true
+	return true
+}
+
+// CheckResult implements stream.CheckDeferrer: the check Next skipped, with
+// the error Next would have stopped with.
+func (r *Reader) CheckResult() error {
+	if !r.deferred || r.cur != &r.res {
+		return r.err
+	}
+	if err := r.res.Validate(); err != nil {
+		r.failRecord(err, r.resOff)
+		return r.err
+	}
+	return nil
 }
 
 // Next implements stream.Iterator.
@@ -307,8 +333,10 @@ func (r *Reader) decode(start int64, kind FrameKind, flags uint8, t stream.Times
 		}
 		// A stream is input like any other: a result whose value sets or
 		// pointers run outside it stops here, as it would in an archive,
-		// rather than travel on into an archive or a dump.
-		if !mark {
+		// rather than travel on into an archive or a dump; or, when its
+		// consumer checks what it walks (DeferChecks), there.
+		r.resOff = poff
+		if !mark && !r.deferred {
 			if err := r.res.Validate(); err != nil {
 				return r.failRecord(err, poff)
 			}

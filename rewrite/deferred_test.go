@@ -1,8 +1,10 @@
 package rewrite
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/pipe"
 	"github.com/pcptools/pcptools/rules"
 	"github.com/pcptools/pcptools/stream"
 )
@@ -81,8 +84,9 @@ type hidden struct{ stream.Iterator }
 
 // rewriteTranscript rewrites base with src's rules and sums up what comes
 // out; deferred says whether the reader leaves the checks to the
-// rewriter.
-func rewriteTranscript(t *testing.T, base string, plan *rules.Plan, meta *format.Metadata, deferred bool) string {
+// rewriter. With viaStream, the rewriter reads base's records from a pipe
+// stream (what `pcpcat base | pcprewrite` reads) rather than the archive.
+func rewriteTranscript(t *testing.T, base string, plan *rules.Plan, meta *format.Metadata, deferred, viaStream bool) string {
 	a, err := format.Open(base)
 	if err != nil {
 		return "open: " + err.Error()
@@ -90,8 +94,13 @@ func rewriteTranscript(t *testing.T, base string, plan *rules.Plan, meta *format
 	it := a.Records()
 	defer it.Close()
 	var in stream.Iterator = it
+	if viaStream {
+		if in, err = streamOf(it); err != nil {
+			return "stream: " + err.Error()
+		}
+	}
 	if !deferred {
-		in = hidden{it}
+		in = hidden{in}
 	}
 	rw := New(in, plan, Options{Meta: meta})
 	if (rw.checks != nil) != deferred {
@@ -112,6 +121,30 @@ func rewriteTranscript(t *testing.T, base string, plan *rules.Plan, meta *format
 		fmt.Fprintf(&sb, "error: %v\n", err)
 	}
 	return sb.String()
+}
+
+// streamOf writes the records of an archive's iterator to a pipe stream,
+// damaged results as they are (its checks deferred and never made: the
+// stream's writer does not walk results), and returns the stream's
+// records as pcprewrite reads its standard input.
+func streamOf(it stream.CloserIterator) (stream.Iterator, error) {
+	if !it.(stream.CheckDeferrer).DeferChecks() {
+		return nil, errors.New("DeferChecks refused")
+	}
+	var buf bytes.Buffer
+	w := pipe.NewWriter(&buf)
+	for it.Next() {
+		if err := w.Write(it.At()); err != nil {
+			return nil, err
+		}
+	}
+	if err := it.Err(); err != nil {
+		return nil, err // (framing damage: the archive's own check)
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return pipe.Concatenated(&buf, "standard input"), nil
 }
 
 func planFor(t *testing.T, base string) (*rules.Plan, *format.Metadata, bool) {
@@ -156,10 +189,11 @@ func TestDeferredChecksAsReader(t *testing.T) {
 		}
 		n++
 		start := time.Now()
-		want := rewriteTranscript(t, base, plan, meta, false)
-
-		if got := rewriteTranscript(t, base, plan, meta, true); got != want {
-			t.Errorf("%s: deferred checks give\n%s\nwant\n%s", base, clip(got), clip(want))
+		for _, viaStream := range []bool{false, true} {
+			want := rewriteTranscript(t, base, plan, meta, false, viaStream)
+			if got := rewriteTranscript(t, base, plan, meta, true, viaStream); got != want {
+				t.Errorf("%s (stream %v): deferred checks give\n%s\nwant\n%s", base, viaStream, clip(got), clip(want))
+			}
 		}
 		if d := time.Since(start); d > 300*time.Millisecond {
 			t.Logf("%s: %v", base, d)
@@ -243,13 +277,18 @@ func TestDeferredChecksFindDamage(t *testing.T) {
 		if err := os.WriteFile(base+".0", bad, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		want := rewriteTranscript(t, base, plan, meta, false)
-		got := rewriteTranscript(t, base, plan, meta, true)
-		if !strings.Contains(want, "error: ") {
-			t.Fatalf("set %d: the reader does not see the damage:\n%s", i, clip(want))
-		}
-		if got != want {
-			t.Errorf("set %d: deferred checks give\n%s\nwant\n%s", i, clip(got[max(0, len(got)-600):]), clip(want[max(0, len(want)-600):]))
+		for _, viaStream := range []bool{false, true} {
+			want := rewriteTranscript(t, base, plan, meta, false, viaStream)
+			got := rewriteTranscript(t, base, plan, meta, true, viaStream)
+			if !strings.Contains(want, "error: ") {
+				t.Fatalf("set %d (stream %v): the reader does not see the damage:\n%s", i, viaStream, clip(want))
+			}
+			if got != want {
+				t.Errorf("set %d (stream %v): deferred checks give\n%s\nwant\n%s", i, viaStream, clip(got[max(0, len(got)-600):]), clip(want[max(0, len(want)-600):]))
+			}
+			if i == 0 {
+				t.Logf("stream %v: %s", viaStream, want[strings.LastIndex(want, "error: "):])
+			}
 		}
 	}
 }

@@ -29,11 +29,12 @@
 //     (stream.Result.AppendSetsRebased), set by set otherwise. Values of
 //     64-bit types that are rescaled or retyped are read, converted and
 //     written in one pass each.
-//   - Reading an archive, the reader leaves its structural check of each
-//     result to the Rewriter (stream.CheckDeferrer): a result that needs
-//     changes is walked whole here anyway, and is checked on that walk;
-//     one that passes through is checked by the reader's own check. An
-//     error is always the reader's, naming the file and offset.
+//   - Reading an archive or a stream, the reader leaves its structural
+//     check of each result to the Rewriter (stream.CheckDeferrer): a
+//     result that needs changes is walked whole here anyway, and is
+//     checked on that walk; one that passes through is checked by the
+//     reader's own check. An error is always the reader's, naming the
+//     file (or stream) and offset.
 //   - A result whose value sets are all deleted is dropped (a <mark> is
 //     always kept).
 //

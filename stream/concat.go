@@ -50,6 +50,7 @@ type concat struct {
 	labels  map[[2]uint32]*LabelSet
 	indoms  *InDomTracker
 	err     error
+	deferOK bool // DeferChecks was asked: inputs fetched later defer too
 }
 
 func (c *concat) name(i int) string {
@@ -60,6 +61,9 @@ func (c *concat) name(i int) string {
 }
 
 func (c *concat) Next() bool {
+	if c.err != nil {
+		return false // (CheckResult failed)
+	}
 	if c.held != nil {
 		c.cur, c.held = c.held, nil
 		return true
@@ -120,7 +124,45 @@ func (c *concat) fetch() bool {
 	}
 	c.its = append(c.its, it)
 	c.names = append(c.names, name)
+	if c.deferOK {
+		deferChecks(it)
+	}
 	return true
+}
+
+// DeferChecks implements CheckDeferrer: every input that can defers the
+// checks of its results, from its next record on, and checks them when
+// CheckResult asks; an input that cannot checks its own as before.
+// Concat does not Unwrap (it makes marks and drops metadata), so it
+// passes the capability on itself.
+func (c *concat) DeferChecks() bool {
+	c.deferOK = true
+	for _, it := range c.its[c.i:] {
+		deferChecks(it)
+	}
+	return true
+}
+
+func deferChecks(it Iterator) {
+	if d, ok := As[CheckDeferrer](it); ok {
+		d.DeferChecks()
+	}
+}
+
+// CheckResult implements CheckDeferrer: the current input checks its
+// current record, which is the concatenation's unless that is a mark made
+// here; an error ends the concatenation too.
+func (c *concat) CheckResult() error {
+	if c.err != nil || c.cur == nil || c.cur == Record(&c.mark) || c.i >= len(c.its) {
+		return c.err
+	}
+	if d, ok := As[CheckDeferrer](c.its[c.i]); ok {
+		if err := d.CheckResult(); err != nil {
+			c.err = err
+			return err
+		}
+	}
+	return nil
 }
 
 // keep drops metadata that repeats what an input before the current one

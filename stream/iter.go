@@ -57,7 +57,8 @@ type CheckDeferrer interface {
 // buffers or reorders results must not implement Unwrap: a capability
 // then stops at it, which is safe (the consumer does without), and it may
 // offer the capability itself. Prepend unwraps; Concat, the extractor and
-// the rewriter do not.
+// the rewriter do not (Concat offers CheckDeferrer itself, passing it on
+// to its inputs).
 type Unwrapper interface {
 	Unwrap() Iterator
 }

@@ -510,16 +510,84 @@ func (deferrer) DeferChecks() bool  { return true }
 func (deferrer) CheckResult() error { return nil }
 
 // A capability survives a stage that unwraps (Prepend) and stops at one
-// that does not (Concat).
+// that does not; Concat, which does not (it makes marks of its own),
+// offers CheckDeferrer itself (TestConcatDefersChecks).
 func TestAsThroughStages(t *testing.T) {
 	src := deferrer{stream.FromSlice(nil)}
 	if _, ok := stream.As[stream.CheckDeferrer](stream.Prepend(&stream.Label{}, src)); !ok {
 		t.Error("CheckDeferrer lost behind Prepend")
 	}
-	if _, ok := stream.As[stream.CheckDeferrer](stream.Concat(nil, src)); ok {
-		t.Error("CheckDeferrer found through Concat, which must not pass it on")
+	if d, ok := stream.As[stream.CheckDeferrer](stream.Concat(nil, src)); !ok || d == stream.CheckDeferrer(src) {
+		t.Error("Concat does not offer CheckDeferrer of its own")
 	}
 	if _, ok := stream.As[stream.CheckDeferrer](stream.FromSlice(nil)); ok {
 		t.Error("CheckDeferrer found where there is none")
+	}
+}
+
+// checker is an input that defers its checks when asked and then fails
+// CheckResult on the result at bad (a second); checked counts the calls.
+type checker struct {
+	*stream.SliceIterator
+	bad      int64
+	deferred bool
+	checked  int
+}
+
+func (c *checker) DeferChecks() bool { c.deferred = true; return true }
+
+func (c *checker) CheckResult() error {
+	c.checked++
+	if r, ok := c.At().(*stream.Result); ok && c.deferred && r.T.Sec == c.bad {
+		return fmt.Errorf("result at %d is damaged", c.bad)
+	}
+	return nil
+}
+
+// TestConcatDefersChecks: Concat passes DeferChecks on to its inputs, also
+// to those a ConcatSeq fetches later, and CheckResult to the input whose
+// record is current (never for the marks it makes); a failed check ends
+// the concatenation with that error.
+func TestConcatDefersChecks(t *testing.T) {
+	input := func(secs []int64, bad int64) *checker {
+		recs := []stream.Record{&stream.Label{Version: 3, Hostname: "h", Start: stream.Timestamp{Sec: secs[0]}}}
+		for _, s := range secs {
+			recs = append(recs, &stream.Result{T: stream.Timestamp{Sec: s}, Version: 3, Body: []byte{0, 0, 0, 0}})
+		}
+		return &checker{SliceIterator: stream.FromSlice(recs), bad: bad}
+	}
+	a, b := input([]int64{1, 2}, 0), input([]int64{5, 6, 7}, 6)
+	var fetched []*checker
+	c := stream.ConcatSeq(func() (stream.Iterator, string, error) {
+		for _, in := range []*checker{a, b} {
+			if !slices.Contains(fetched, in) {
+				fetched = append(fetched, in)
+				return in, fmt.Sprint("input ", len(fetched)), nil
+			}
+		}
+		return nil, "", nil
+	})
+	d, ok := stream.As[stream.CheckDeferrer](c)
+	if !ok || !d.DeferChecks() {
+		t.Fatal("Concat does not defer checks")
+	}
+	var got []string
+	for c.Next() {
+		r := c.At()
+		err := d.CheckResult()
+		got = append(got, fmt.Sprintf("%s@%d:%v", r.Kind(), r.Time().Sec, err))
+	}
+	want := "[label@1:<nil> result@1:<nil> result@2:<nil> mark@2:<nil> label@5:<nil> result@5:<nil> result@6:result at 6 is damaged]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("got  %v\nwant %s", got, want)
+	}
+	if !a.deferred || !b.deferred {
+		t.Errorf("deferred: first input %v, second (fetched later) %v", a.deferred, b.deferred)
+	}
+	if err := c.Err(); err == nil || err.Error() != "result at 6 is damaged" {
+		t.Errorf("Err() = %v, want the failed check's", err)
+	}
+	if a.checked != 3 || b.checked != 3 {
+		t.Errorf("CheckResult reached the inputs %d and %d times, want 3 and 3 (not for the mark)", a.checked, b.checked)
 	}
 }
