@@ -156,6 +156,7 @@ type input struct {
 	// options of its Records.
 	arch  *format.Archive
 	ropts []format.RecordsOption
+	rbuf  []byte // the read buffer lent to it (Extractor.bufs)
 	// parked: the pending record (res.T, mark) is known, but the
 	// iterator that read it is closed, holding no file, mapping or
 	// buffer; unpark reads it again when the record is due.
@@ -199,6 +200,10 @@ type Extractor struct {
 	many    bool // so many inputs that a crowd of them open reads buffered
 	// crowdBuf is the buffer size of an input in such a crowd.
 	crowdBuf int
+	// bufs are read buffers of crowdBuf bytes not lent to an input: the
+	// inputs of a crowd are opened and closed in turn (parked, finished)
+	// and reuse them rather than make one each time.
+	bufs [][]byte
 }
 
 // carried is the latest value set of a discrete metric before the window.

@@ -27,6 +27,10 @@ func (e *Extractor) release(in *input) error {
 		err = in.closer.Close()
 		in.closer = nil
 		e.open--
+		if in.rbuf != nil {
+			e.bufs = append(e.bufs, in.rbuf)
+			in.rbuf = nil
+		}
 	}
 	if in.arch != nil || in.state == stDone || in.state == stEOF {
 		in.it = nil
@@ -105,19 +109,22 @@ func (e *Extractor) pushIfPending(in *input) {
 func (e *Extractor) refill(in *input) error {
 	if in.it == nil && in.arch != nil {
 		ropts := in.ropts
-		if e.lazy && e.priming {
-			// prime reads one record and parks the input: a small
-			// buffer, not the input's share of the 8 MiB, which a
-			// hundred inputs would each allocate and drop in turn.
-			ropts = append(ropts[:len(ropts):len(ropts)], format.Streamed(), format.NoCheckAhead(), format.BufferSize(e.crowdBuf))
-		} else if e.many {
-			// Many inputs, which may all be open at once, each read a
-			// record at a time, as many copies of one archive are:
-			// through a buffer of its share of 512 KiB. A mapped
-			// volume would hold much more than its window resident
-			// (the kernel maps the pages around each fault, 64 KiB),
-			// and a checker goroutine each cost more than it saves.
-			ropts = append(ropts[:len(ropts):len(ropts)], format.Streamed(), format.NoCheckAhead(), format.BufferSize(e.crowdBuf))
+		// prime reads one record and parks the input: a small buffer,
+		// not the input's share of the 8 MiB, which a hundred inputs
+		// would each allocate and drop in turn. Many inputs, which may
+		// all be open at once, each read a record at a time, as many
+		// copies of one archive are: through a buffer of its share of
+		// 512 KiB. A mapped volume would hold much more than its
+		// window resident (the kernel maps the pages around each
+		// fault, 64 KiB), and a checker goroutine each cost more than
+		// it saves. The buffers are lent and taken back (release).
+		if e.lazy && e.priming || e.many {
+			if n := len(e.bufs); n > 0 {
+				in.rbuf, e.bufs = e.bufs[n-1], e.bufs[:n-1]
+			} else {
+				in.rbuf = make([]byte, e.crowdBuf)
+			}
+			ropts = append(ropts[:len(ropts):len(ropts)], format.Streamed(), format.NoCheckAhead(), format.BufferSize(e.crowdBuf), format.ReadBuffer(in.rbuf))
 		}
 		it := in.arch.Records(ropts...)
 		in.it, in.closer = it, it

@@ -21,7 +21,9 @@ func (a *Archive) End() (t stream.Timestamp, ok bool, err error) {
 
 func (a *Archive) findEnd() (stream.Timestamp, bool, error) {
 	scan := func(opts ...RecordsOption) (stream.Timestamp, bool, error) {
-		it := a.Records(append(opts, DataOnly(), BufferSize(16<<10), parkVolumes())...)
+		bp := endBufs.Get().(*[]byte)
+		defer endBufs.Put(bp)
+		it := a.Records(append(opts, DataOnly(), BufferSize(endBufSize), parkVolumes(), ReadBuffer(*bp))...)
 		defer it.Close()
 		var last stream.Timestamp
 		found := false
@@ -75,6 +77,13 @@ func FindEnds(archives []*Archive) {
 	close(next)
 	wg.Wait()
 }
+
+// endBufSize is the buffer findEnd reads the tail of a volume through.
+const endBufSize = 16 << 10
+
+// endBufs holds findEnd's buffers: FindEnds reads the tail of every input
+// of a merge, and a buffer each would be garbage as soon as used.
+var endBufs = sync.Pool{New: func() any { b := make([]byte, endBufSize); return &b }}
 
 // parkVolumes makes Records leave each compressed volume it closes open
 // for the next reader of it (reader_spare.go).

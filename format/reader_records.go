@@ -21,7 +21,8 @@ type recordsOptions struct {
 	bufSize  int
 	mapped   bool
 	noAhead  bool
-	park     bool // leave compressed volumes open for the next reader (reader_spare.go)
+	park     bool   // leave compressed volumes open for the next reader (reader_spare.go)
+	buf      []byte // the data buffer to start with (ReadBuffer)
 }
 
 // Streamed makes Records read plain data volumes through a buffer, as it
@@ -49,6 +50,15 @@ func Mapped() RecordsOption {
 // has a goroutine of its own) is faster without one more thread.
 func NoCheckAhead() RecordsOption {
 	return func(o *recordsOptions) { o.noAhead = true }
+}
+
+// ReadBuffer has Records read plain data volumes through buf, while it is
+// as large as BufferSize asks, rather than through a buffer of its own: a
+// tool that opens and closes many archives in turn (findEnd, a merge of
+// many inputs) reuses a few buffers instead of making one each time. The
+// caller must not touch buf until the iterator is closed.
+func ReadBuffer(buf []byte) RecordsOption {
+	return func(o *recordsOptions) { o.buf = buf }
 }
 
 // BufferSize sets the size of the buffer data volumes are read through
@@ -478,6 +488,9 @@ func (it *archiveIter) openVolume(i int) error {
 	size := dataBufSize
 	if it.opt.bufSize > 0 {
 		size = it.opt.bufSize
+	}
+	if it.dr.buf == nil && it.opt.buf != nil {
+		it.dr.buf = it.opt.buf
 	}
 	it.dr.reset(f, v.path, off, size, f.Size(), it.opt.mapped)
 	it.volStart = off
