@@ -178,6 +178,7 @@ func (s *Settings) Merge(j Job) (err error) {
 				}
 			}
 		}
+		format.ForgetDirs()
 	}
 	if s.Compat && len(j.Inputs) > 0 && len(inputs) == 0 {
 		return pcpError{"Warning: all input archive(s) are empty, no output archive created"}

@@ -443,6 +443,15 @@ var dirCache struct {
 	names []string
 }
 
+// ForgetDirs drops the directory listing kept for Open (see dirCache),
+// for a caller that has opened every archive it will: a listing of a
+// directory of thousands of archives is a few hundred KiB.
+func ForgetDirs() {
+	dirCache.Lock()
+	dirCache.dir, dirCache.st, dirCache.names = "", nil, nil
+	dirCache.Unlock()
+}
+
 // settled is how long before a listing a directory must have last been
 // changed for the listing to be kept.
 const settled = 2 * time.Second
