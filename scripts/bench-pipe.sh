@@ -85,7 +85,7 @@ pair() {
 	rm -f "$OUT.a" "$OUT.b" "$OUT.r"
 }
 
-echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; $(du -shL "$A".* | awk '{s=s" "$1} END {print s}' | sed 's/^ //'); $runs runs"
+echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; $(du -shL "$A".* | awk '{s=s" "$1} END {print s}' | sed 's/^ //'); $runs runs; free page reporting order $(cat /sys/module/page_reporting/parameters/page_reporting_order 2>/dev/null || echo none) (bench.sh: page_reporting)"
 echo
 echo "| job | A: wall / CPU / peak RSS | B: wall / CPU / peak RSS | B/A (median of pairs) |"
 echo "|---|---|---|---|"

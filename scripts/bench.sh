@@ -492,7 +492,28 @@ machine() {
 	local cpu mem
 	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 	mem=$(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
-	echo "$(nproc) CPUs ($cpu), $mem RAM, $(uname -sr); PCP $PCP_VERSION; $(go version 2>/dev/null | cut -d' ' -f3 || echo 'go ?')"
+	echo "$(nproc) CPUs ($cpu), $mem RAM, $(uname -sr); PCP $PCP_VERSION; $(go version 2>/dev/null | cut -d' ' -f3 || echo 'go ?'); $(page_reporting)"
+}
+
+# page_reporting says whether the guest hands freed memory back to its
+# host (virtio-balloon free page reporting, as on the Firecracker VMs this
+# project runs on): the first write to such a page after ~2 s then costs a
+# host fault, which made a 1 GiB page-cache write 3.2 s of system time
+# instead of 0.26 s (docs/benchmarks.md, tenth session). Runs are steadier
+# with it off: echo 11 > /sys/module/page_reporting/parameters/page_reporting_order
+# (as root; 9 is the default).
+page_reporting() {
+	local f=/sys/module/page_reporting/parameters/page_reporting_order o
+	if [ ! -r "$f" ]; then
+		echo "free page reporting: none"
+		return
+	fi
+	o=$(cat "$f")
+	if [ "$o" -gt 10 ]; then
+		echo "free page reporting: off (order $o)"
+	else
+		echo "free page reporting: on (order $o)"
+	fi
 }
 
 echo
