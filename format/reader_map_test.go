@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/pcptools/pcptools/format/compress"
 	"github.com/pcptools/pcptools/stream"
@@ -188,4 +189,46 @@ func copyQA(t *testing.T, name string, change func([]byte)) string {
 		}
 	}
 	return base
+}
+
+// TestReadBuffer: with ReadBuffer, the volumes are read through the
+// caller's buffer (the results' bodies lie in it, volume after volume),
+// and the records are those read without it.
+func TestReadBuffer(t *testing.T) {
+	needQA(t)
+	for _, name := range []string{"ok-mv-bar", "20180127.08.40"} {
+		base := filepath.Join(QADir, name)
+		buf := make([]byte, 16<<10)
+		want := readTranscript(base, BufferSize(len(buf)))
+		if got := readTranscript(base, BufferSize(len(buf)), ReadBuffer(buf)); got != want {
+			t.Fatalf("%s: read through a lent buffer:\n%s\nwant\n%s", name, clip(got), clip(want))
+		}
+		a, err := Open(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it := a.Records(DataOnly(), BufferSize(len(buf)), ReadBuffer(buf))
+		vol, in := int32(0), map[int32]int{} // results in buf, by volume
+		for it.Next() {
+			switch r := it.At().(type) {
+			case *stream.Label:
+				vol = r.Vol
+			case *stream.Result:
+				if len(r.Body) > 0 && len(r.Body) < len(buf)/2 {
+					p := uintptr(unsafe.Pointer(&r.Body[0]))
+					if b := uintptr(unsafe.Pointer(&buf[0])); p >= b && p < b+uintptr(len(buf)) {
+						in[vol]++
+					}
+				}
+			}
+		}
+		if err := it.Err(); err != nil {
+			t.Fatal(err)
+		}
+		it.Close()
+		if want := len(a.vols); len(in) != want {
+			t.Errorf("%s: results read through the lent buffer in %d of %d volumes (%v)", name, len(in), want, in)
+		}
+		t.Logf("%s: results in the lent buffer by volume: %v", name, in)
+	}
 }

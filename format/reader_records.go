@@ -52,7 +52,7 @@ func NoCheckAhead() RecordsOption {
 	return func(o *recordsOptions) { o.noAhead = true }
 }
 
-// ReadBuffer has Records read plain data volumes through buf, while it is
+// ReadBuffer has Records read data volumes through buf, while it is
 // as large as BufferSize asks, rather than through a buffer of its own: a
 // tool that opens and closes many archives in turn (findEnd, a merge of
 // many inputs) reuses a few buffers instead of making one each time. The
