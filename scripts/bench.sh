@@ -196,14 +196,24 @@ best_of() {
 ROWS=()
 INPUT_BYTES=0
 INPUT_DESC=""
+INPUT_FILES=""
 
 # input DESC BASE...: the archives the following rows read (warms the cache)
 input() {
 	INPUT_DESC=$1
 	shift
 	INPUT_BYTES=$(bytes_of "$@")
-	# shellcheck disable=SC2046
-	cat $(files_of "$@") >/dev/null
+	INPUT_FILES=$(files_of "$@")
+	warm
+}
+
+# warm reads the current input once more before a row: on the VMs this
+# project runs on, the guest pages out memory left untouched for a minute
+# (a DAMON scheme, /sys/kernel/mm/damon/admin/kdamonds: 144 GB paged out in
+# 21 hours), so a warm page cache does not stay warm across rows by itself.
+warm() {
+	# shellcheck disable=SC2086
+	[ -z "$INPUT_FILES" ] || cat $INPUT_FILES >/dev/null
 }
 
 # compare NAME "PCP command" "our command": one row of the table. An empty
@@ -221,6 +231,7 @@ compare() {
 	fi
 	if [ -n "$pcp" ]; then echo "bench.sh: $name: PCP: $pcp" >&2; fi
 	if [ -n "$ours" ]; then echo "bench.sh: $name: ours: $ours" >&2; fi
+	warm
 	# The two sides take turns, run by run, so that both meet the same
 	# moments of a shared machine (another VM's load comes and goes).
 	for ((k = 0; k < runs; k++)); do
