@@ -239,3 +239,35 @@ func TestPipeRewriteCut(t *testing.T) {
 		t.Fatalf("the whole stream: exit %d: %s", r.code, r.stderr)
 	}
 }
+
+// TestPipeRewriteJoinLikeDirect (issue 14): archives of one host named
+// together (pcpcat A B | pcprewrite) go through the rewrite as they come,
+// planned on the join's METADATA frame, with nothing spilled (TMPDIR
+// names no directory), and give what rewriting the joined archive gives.
+func TestPipeRewriteJoinLikeDirect(t *testing.T) {
+	needPCP(t)
+	multi, _ := filepath.Glob(filepath.Join(qaDir, "multi", "*.meta"))
+	for i := range multi {
+		multi[i] = strings.TrimSuffix(multi[i], ".meta")
+	}
+	conf := filepath.Join(t.TempDir(), "join.conf")
+	if err := os.WriteFile(conf, []byte("global { hostname -> \"joined.example\" }\nmetric 60.0.* { indom -> NULL output first }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range [][]string{
+		multi,
+		{filepath.Join(qaDir, "20150105.17.57-00"), filepath.Join(qaDir, "20150105.17.57")},
+		{filepath.Join(qaDir, "20180127.08.40"), filepath.Join(qaDir, "20180415.09.16")},
+	} {
+		dir := t.TempDir()
+		direct := shell(t, dir, `conf=$1; shift; pcpcat "$@" -o joined && pcprewrite -c "$conf" joined -o direct`, append([]string{conf}, set...)...)
+		piped := shell(t, dir, `conf=$1; shift; pcpcat "$@" | TMPDIR=/nonexistent/pipe-test pcprewrite -c "$conf" -o piped`, append([]string{conf}, set...)...)
+		if direct.code != 0 || piped.code != 0 {
+			t.Fatalf("%v: direct exit %d (%s), piped exit %d (%s)", set, direct.code, direct.stderr, piped.code, piped.stderr)
+		}
+		mine, theirs := filepath.Join(dir, "piped"), filepath.Join(dir, "direct")
+		if d := sameDump(dumpOf(t, theirs, pipeFlags...), dumpOf(t, mine, pipeFlags...), theirs, mine); d != "" {
+			t.Errorf("%v: pmdumplog %v of the pipe's output differs from the joined archive's rewrite: %s", set, pipeFlags, d)
+		}
+	}
+}

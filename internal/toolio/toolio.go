@@ -140,7 +140,7 @@ func OpenInputs(names []string, stdin *os.File, warn func(error), opts ...format
 		// sends up front (Copy) for consumers that need it all first.
 		in.Iter = &archiveIter{Iterator: its[0], a: archives[0]}
 	} else {
-		in.Iter = stream.Concat(sorted, its...)
+		in.Iter = &concatIter{Iterator: stream.Concat(sorted, its...), archives: archives, names: sorted, opts: opts}
 	}
 	return in, nil
 }
@@ -166,6 +166,97 @@ func (it *archiveIter) Metadata() ([]stream.Record, bool) {
 		}
 	}
 	return recs, mit.Err() == nil
+}
+
+// concatIter is the records of several archives of one host joined in
+// time order (stream.Concat), with the whole metadata of the join.
+type concatIter struct {
+	stream.Iterator
+	archives []*format.Archive
+	names    []string
+	opts     []format.RecordsOption // the archives' readers'
+}
+
+// Metadata implements pipe.MetadataSource: the metadata records the join
+// hands out, in its order, found by joining the archives' metadata alone
+// under the same rules: each archive's .meta records in file order, less
+// what an earlier archive already gave. Where a record falls against an
+// archive's data matters (an instance domain that has not changed is
+// dropped only before the archive's first data record), so each archive's
+// first data record is read, and stands in for its data. Where the join
+// would fail (another host, a descriptor that changes) there is none, and
+// the records stop with the join's error. pcpcat A B | pcprewrite then
+// plans on it rather than spill the stream.
+func (it *concatIter) Metadata() ([]stream.Record, bool) {
+	its := make([]stream.Iterator, len(it.archives))
+	for i, a := range it.archives {
+		first, err := firstData(a, it.opts)
+		if err != nil {
+			return nil, false
+		}
+		m := a.Records(format.MetaOnly())
+		defer m.Close()
+		its[i] = &dataAt{Iterator: m, first: first}
+	}
+	j := stream.Concat(it.names, its...)
+	var recs []stream.Record
+	for j.Next() {
+		switch j.At().(type) {
+		case *stream.Label, *stream.Mark:
+			continue
+		}
+		recs = append(recs, stream.CloneRecord(j.At()))
+	}
+	return recs, j.Err() == nil
+}
+
+// firstData returns the first data record of a, read as the join reads
+// it (a <mark> stands for it), or nil when a has none.
+func firstData(a *format.Archive, opts []format.RecordsOption) (stream.Record, error) {
+	d := a.Records(append(opts[:len(opts):len(opts)], format.DataOnly())...)
+	defer d.Close()
+	for d.Next() {
+		switch r := d.At().(type) {
+		case *stream.Result, *stream.Mark:
+			return &stream.Mark{T: r.Time()}, nil
+		}
+	}
+	return nil, d.Err()
+}
+
+// dataAt is an archive's metadata with its first data record (first) where
+// the archive's reader places it: before the first instance domain or
+// label set stamped later (descriptors and texts go out as soon as they
+// are read, the others wait for the data before them).
+type dataAt struct {
+	stream.Iterator
+	first   stream.Record // nil once placed, or when there is no data
+	pending stream.Record // the metadata record held back behind first
+	cur     stream.Record
+}
+
+func (d *dataAt) At() stream.Record { return d.cur }
+
+func (d *dataAt) Next() bool {
+	if d.pending != nil {
+		d.cur, d.pending = d.pending, nil
+		return true
+	}
+	if !d.Iterator.Next() {
+		if d.first != nil && d.Iterator.Err() == nil {
+			d.cur, d.first = d.first, nil
+			return true
+		}
+		return false
+	}
+	d.cur = d.Iterator.At()
+	switch d.cur.(type) {
+	case *stream.InDom, *stream.LabelSet:
+		if d.first != nil && d.cur.Time().After(d.first.Time()) {
+			d.pending, d.cur, d.first = d.cur, d.first, nil
+		}
+	}
+	return true
 }
 
 // Sink is where records go.
