@@ -2,6 +2,7 @@ package dump
 
 import (
 	"io"
+	"time"
 
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/stream"
@@ -11,6 +12,17 @@ import (
 func Dump(w io.Writer, a *format.Archive, opts Options) error {
 	src := &archiveSource{a: a, fileSizer: fileSizer{base: a.Base()}, libpcp: opts.LibpcpLabel}
 	return dumpArchive(w, src, opts)
+}
+
+// Zone is the zone Dump of a with opts reports times in (nil when the
+// options name no zone it can load: Dump then fails with the reason).
+func Zone(a *format.Archive, opts Options) *time.Location {
+	src := &archiveSource{a: a, libpcp: opts.LibpcpLabel}
+	loc, _, err := chooseZone(opts, src.label())
+	if err != nil {
+		return nil
+	}
+	return loc
 }
 
 // archiveSource adapts *format.Archive to what the views need.

@@ -102,6 +102,12 @@ type Options struct {
 	// Warn (see tracePDU): pmdumplog -Dpdu.
 	TracePDU bool
 
+	// TraceLog, when not nil, traces libpcp's positioning and reading of
+	// the archive as pmdumplog -Dlog does (see LogTrace): the caller has
+	// traced its opening and end; the dump traces pmSetMode and each
+	// fetch.
+	TraceLog *LogTrace
+
 	// OnRecord, when set, sees each record the exports (JSON, CSV,
 	// Samples) read, in or out of the window: a progress display.
 	OnRecord func(stream.Record)
@@ -221,6 +227,15 @@ func (d *dumper) run() error {
 	if len(d.opts.Metrics) > 0 {
 		if pmids, err = d.lookupMetrics(); err != nil {
 			return err
+		}
+	}
+	if tr := d.opts.TraceLog; tr != nil {
+		// pmdumplog sets the context's mode before any view
+		tr.SetZone(d.loc)
+		if d.opts.Reverse {
+			tr.SetTime(win.end, true)
+		} else {
+			tr.SetTime(win.start, false)
 		}
 	}
 	if d.opts.Label {

@@ -106,6 +106,7 @@ func (d *dumper) dumpValues(w window, pmids []stream.PMID) error {
 		return d.dumpReverse(it, w, sel)
 	}
 	origin := w.start
+	tr := d.opts.TraceLog
 	for it.Next() {
 		rec := it.At()
 		var res *stream.Result
@@ -126,16 +127,19 @@ func (d *dumper) dumpValues(w window, pmids []stream.PMID) error {
 			continue
 		}
 		origin = t
+		tr.Fetch()
 		if sel != nil && !sel.pick(res, d.opts.Marks) {
 			continue
 		}
 		if w.bounded && t.After(w.end) {
-			break
+			return it.Err()
 		}
 		if err := d.dumpRecord(t, res, sel); err != nil {
 			return err
 		}
 	}
+	// pmdumplog's last fetch, the one that fails, after the last record
+	tr.Drain()
 	return it.Err()
 }
 
@@ -168,6 +172,7 @@ func (d *dumper) dumpReverse(it stream.Iterator, w window, sel *selector) error 
 			continue
 		}
 		origin = t
+		d.opts.TraceLog.Fetch()
 		res, _ := rec.(*stream.Result)
 		if sel != nil && !sel.pick(res, d.opts.Marks) {
 			continue
@@ -179,12 +184,13 @@ func (d *dumper) dumpReverse(it stream.Iterator, w window, sel *selector) error 
 			d.b = append(d.b, " - dump in reverse order\n"...)
 		}
 		if t.Before(done) {
-			break
+			return nil
 		}
 		if err := d.dumpRecord(t, res, sel); err != nil {
 			return err
 		}
 	}
+	d.opts.TraceLog.Drain()
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 // dumpLabel prints the archive label (-l), with -L the timezone, zoneinfo,
 // feature bits and pmlogger's PID.
 func (d *dumper) dumpLabel() error {
+	d.opts.TraceLog.End() // pmdumplog looks the end up again
 	l := d.lab
 	b := d.b
 	b = append(b, "Log Label (Log Format Version "...)
@@ -501,6 +502,7 @@ func (d *dumper) dumpIndex() error {
 		b = appendRightInt(b, e.DataOff, 11)
 		b = append(b, '\n')
 		if i == 0 {
+			d.opts.TraceLog.Stat("meta")
 			if n, ok := d.a.fileSize("meta"); ok {
 				metaSize = n
 			} else {
@@ -508,6 +510,7 @@ func (d *dumper) dumpIndex() error {
 			}
 		}
 		if i == 0 || e.Vol != idx[i-1].Vol {
+			d.opts.TraceLog.Stat(strconv.Itoa(int(e.Vol)))
 			if n, ok := d.a.fileSize(strconv.Itoa(int(e.Vol))); ok {
 				logSize = n
 			} else {

@@ -100,6 +100,16 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 	// a record (libpcp may fail to locate the end, and its fetch fails
 	// there when the view reads the values).
 	var lv dump.LibpcpView
+	var trace *dump.LogTrace
+	if toolio.DebugOn(c.String("D"), "log") {
+		// libpcp's -Dlog trace: what it would do, traced from the
+		// files themselves (dump.LogTrace)
+		trace = dump.NewLogTrace(name, stderr)
+		defer trace.Close()
+		if !trace.Open() {
+			trace = nil
+		}
+	}
 	a, err := format.Open(name, format.WithWarn(func(err error) { lv.Note(err) }))
 	if err == nil && lv.IndexErr != nil {
 		err = lv.IndexErr
@@ -107,15 +117,25 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("Cannot open archive %q: %s", name, dump.LibpcpOpenError(err))
 	}
+	o := viewOptions(c, c.Count("x"), metrics).Options
+	o.Warn, o.Prog, o.LibpcpLabel = stderr, prog, true
+	o.TracePDU = toolio.DebugOn(c.String("D"), "pdu")
 	// pmdumplog finds the archive's end before anything else (libpcp's
 	// option parsing does, and says when it cannot).
+	if _, err := a.Meta(); err != nil {
+		// libpcp loads the metadata as it opens the archive: it
+		// fails before it looks for the end (the dump says how)
+		trace = nil
+	}
+	if trace != nil {
+		trace.SetZone(dump.Zone(a, o))
+		trace.End()
+		o.TraceLog = trace
+	}
 	a.End()
 	if lv.LosesEnd(a) {
 		fmt.Fprint(stderr, dump.LostEndWarning(prog, name))
 	}
-	o := viewOptions(c, c.Count("x"), metrics).Options
-	o.Warn, o.Prog, o.LibpcpLabel = stderr, prog, true
-	o.TracePDU = toolio.DebugOn(c.String("D"), "pdu")
 	if err := dump.Dump(stdout, a, o); err != nil {
 		var fe *format.FormatError
 		if errors.As(err, &fe) {

@@ -1,0 +1,124 @@
+package interop
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// logTraceReadsDiffer are the archives whose values libpcp cannot read
+// where ours can (docs/compatibility.md): the -Dlog trace is libpcp's up
+// to the failed read, but pmdumplog then fails where ours dumps on.
+var logTraceReadsDiffer = map[string]string{
+	// -r: the last record is followed by stray bytes that libpcp reads
+	// backwards as a record
+	"binning": "-r",
+	// -S: the temporal index entry points into the middle of a record
+	"pcp-mpstat3": "-S",
+}
+
+// logTraceHeavy are the QA archives read only through a window here.
+var logTraceHeavy = map[string]bool{"pcp-pidstat-process-args": true, "20180416.10.00": true}
+
+// TestDumpLogTraceLikePCP (issue 18, PCP's QA test 438): under
+// pmdumplog's name, -Dlog traces libpcp's opening and reading of the
+// archive as PCP 6.0.3's pmdumplog does: the same standard error, byte for
+// byte, and the same exit status, on every QA archive (v2 and v3, multi-
+// volume, xz and bzip2), read forwards (the two heaviest through a
+// window only); on a third of them backwards (-r)
+// and on another third through a window; with the label and temporal
+// index views on the last third (-l -t), and -a on two; and on every damaged archive of badarchives/ but the four where
+// the dump itself differs (dumpWordsDiffer).
+func TestDumpLogTraceLikePCP(t *testing.T) {
+	needPCP(t)
+	archives := qaArchives(t)
+	bad := filepath.Join(filepath.Dir(qaDir), "badarchives")
+	metas, _ := filepath.Glob(filepath.Join(bad, "*.meta"))
+	if len(metas) < 30 {
+		t.Fatalf("%d archives in %s", len(metas), bad)
+	}
+	type job struct {
+		name string
+		args []string
+	}
+	var jobs []string
+	byName := map[string]job{}
+	add := func(name string, args ...string) {
+		jobs = append(jobs, name)
+		byName[name] = job{name, args}
+	}
+	for i, a := range archives {
+		base := filepath.Base(a)
+		if logTraceHeavy[base] {
+			// PCP's pmdumplog takes most of a minute over their values
+			add(base+" -S", "-Dlog", "-S", "+10s", "-T", "+40s", a)
+			add(base+" -l -t", "-Dlog", "-l", "-t", a)
+			continue
+		}
+		add(base, "-Dlog", a)
+		switch {
+		case i%3 == 0 || strings.HasPrefix(base, "ok-mv"):
+			if logTraceReadsDiffer[base] != "-r" {
+				add(base+" -r", "-Dlog", "-r", a)
+			}
+		case i%3 == 1:
+			if logTraceReadsDiffer[base] != "-S" {
+				add(base+" -S", "-Dlog", "-S", "+10s", "-T", "+40s", a)
+			}
+		default:
+			// the label view looks the end up again, the index view
+			// stats each file
+			add(base+" -l -t", "-Dlog", "-l", "-t", a)
+		}
+		if base == "ok-mv-foo" || base == "20041125" {
+			add(base+" -a", "-Dlog", "-a", a)
+		}
+	}
+	for _, m := range metas {
+		a := strings.TrimSuffix(m, ".meta")
+		if _, ok := dumpWordsDiffer[filepath.Base(a)]; ok {
+			continue
+		}
+		add("bad "+filepath.Base(a), "-Dlog", a)
+	}
+	// PCP's QA test's own loop: the badlen archives' data volumes named
+	// by their base name; and a name with no directory
+	add("badlen-3 by volume", "-Dlog", filepath.Join(bad, "badlen-3.0"))
+	forEach(t, jobs, func(t *testing.T, name string) {
+		j := byName[name]
+		p := run(slow, nil, "pmdumplog", j.args...)
+		o := run(slow, nil, ours("pmdumplog"), j.args...)
+		if p.timedOut || o.timedOut {
+			t.Fatalf("pmdumplog %v timed out", j.args)
+		}
+		if p.stderr != o.stderr || p.code != o.code {
+			t.Errorf("pmdumplog %v: -Dlog traces differ (exit %d, ours %d):\n%s", j.args, p.code, o.code, firstDiff(p.stderr, o.stderr))
+		}
+		if !strings.Contains(o.stderr, "__pmLogOpen: inspect file") {
+			t.Errorf("pmdumplog %v: no trace of the open", j.args)
+		}
+	})
+	t.Run("relative", func(t *testing.T) {
+		// no directory in the name: libpcp scans "." and says "./"
+		runIn := func(prog string) (string, error) {
+			cmd := exec.Command(prog, "-Dlog", "ok-mv-foo")
+			cmd.Dir = qaDir
+			cmd.Env = append(os.Environ(), "TZ=UTC")
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			err := cmd.Run()
+			return errb.String(), err
+		}
+		pe, perr := runIn("pmdumplog")
+		oe, oerr := runIn(ours("pmdumplog"))
+		if pe != oe || (perr == nil) != (oerr == nil) {
+			t.Errorf("pmdumplog -Dlog ok-mv-foo in %s: traces differ (%v, ours %v):\n%s", qaDir, perr, oerr, firstDiff(pe, oe))
+		}
+		if !strings.Contains(oe, `inspect file "./ok-mv-foo.0"`) {
+			t.Errorf("no ./ in the trace:\n%s", oe)
+		}
+	})
+}
