@@ -641,9 +641,12 @@ again:
 	if back {
 		f.seek(f.pos - (4 + rlen))
 	}
-	rec := make([]byte, 4+rlen+4)
+	// never more than the file holds: a hostile length must not
+	// allocate gigabytes (libpcp's fread comes up short the same way)
+	have := max(min(rlen, f.size-f.pos), 0)
+	rec := make([]byte, 4+have+4)
 	binary.BigEndian.PutUint32(rec, uint32(head))
-	if n := f.read(rec[4 : 4+rlen]); int64(n) != rlen {
+	if n := f.read(rec[4 : 4+have]); int64(n) != rlen {
 		out = fmt.Appendf(out, "\nError: data fread got %d expected %d\n", n, rlen)
 		f.seek(offset)
 		return stream.Timestamp{}, readBad
@@ -795,10 +798,11 @@ func (t *LogTrace) logPeek(vol int) *ltFile {
 }
 
 // End traces __pmGetArchiveEnd: the last record, read backwards from the
-// end of the last volume that has one.
-func (t *LogTrace) End() {
+// end of the last volume that has one. It reports whether libpcp finds
+// the end.
+func (t *LogTrace) End() bool {
 	if t == nil || t.dead {
-		return
+		return false
 	}
 	var save int64
 	for vol := t.maxvol; vol >= t.minvol; vol-- {
@@ -813,7 +817,7 @@ func (t *LogTrace) End() {
 			if f != t.cur {
 				t.close(f)
 			}
-			return
+			return true
 		}
 		found, stop := t.endOf(f, vol)
 		if found && vol == t.maxvol {
@@ -825,9 +829,23 @@ func (t *LogTrace) End() {
 			t.close(f)
 		}
 		if found || stop {
-			return
+			return found
 		}
 	}
+	return false
+}
+
+// LibpcpFindsEnd reports whether libpcp 6.0.3 locates the end of the
+// archive at base (its pmGetArchiveEnd succeeds), reading the files as
+// LogTrace does, silently. An archive libpcp would not open at all
+// counts as found: the tools say that instead.
+func LibpcpFindsEnd(base string) bool {
+	t := NewLogTrace(base, io.Discard)
+	defer t.Close()
+	if !t.Open() {
+		return true
+	}
+	return t.End()
 }
 
 // endOf is one volume's turn in End: whether its last record was found,

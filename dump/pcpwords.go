@@ -35,31 +35,6 @@ func LibpcpOpenError(err error) string {
 	return err.Error()
 }
 
-// LibpcpLosesEnd reports whether libpcp fails to locate the end of a,
-// whose data ends in damage at tail (the reader's format.ErrTruncated
-// warning): its search reads the last volume backwards from its end
-// (which fails at the damage), then forwards from the last temporal index
-// entry inside the volume, and finds the end only if a whole record
-// follows that entry before the damage. (With several volumes it falls
-// back on the one before, which is taken to be sound.)
-func LibpcpLosesEnd(a *format.Archive, tail *format.FormatError) bool {
-	vols := a.Volumes()
-	if len(vols) != 1 || !strings.HasSuffix(tail.File, fmt.Sprintf(".%d", vols[0])) {
-		return false
-	}
-	st, err := os.Stat(tail.File)
-	if err != nil {
-		return false
-	}
-	idx, _ := a.Index()
-	for i := len(idx) - 1; i >= 0; i-- {
-		if e := idx[i]; int(e.Vol) == vols[0] && e.DataOff <= st.Size() {
-			return e.DataOff >= tail.Offset
-		}
-	}
-	return true
-}
-
 // LibpcpView notes, among an archive reader's warnings, the ones libpcp
 // acts on where our reader warns and reads on: an .index with a bad label
 // (libpcp refuses the archive) and a data volume that ends inside a
@@ -91,9 +66,14 @@ func (v *LibpcpView) Note(err error) bool {
 	return false
 }
 
-// LosesEnd is LibpcpLosesEnd for the truncated volume noted, if any.
+// LosesEnd reports whether libpcp fails to locate a's end, where the
+// tools under PCP's names warn that they cannot (LostEndWarning). Only a
+// data volume that ends in damage (the truncation noted) can make it
+// fail; then its files are read as libpcp reads them (LibpcpFindsEnd).
+// (That replaces a rule made from where the truncation lies, which was
+// wrong where a temporal index entry points before the first record.)
 func (v *LibpcpView) LosesEnd(a *format.Archive) bool {
-	return v.Tail != nil && LibpcpLosesEnd(a, v.Tail)
+	return v.Tail != nil && !LibpcpFindsEnd(a.Base())
 }
 
 // TailIsEnd reports whether the truncated volume noted ends in fewer

@@ -27,11 +27,12 @@ var logTraceHeavy = map[string]bool{"pcp-pidstat-process-args": true, "20180416.
 // pmdumplog's name, -Dlog traces libpcp's opening and reading of the
 // archive as PCP 6.0.3's pmdumplog does: the same standard error, byte for
 // byte, and the same exit status, on every QA archive (v2 and v3, multi-
-// volume, xz and bzip2), read forwards (the two heaviest through a
-// window only); on a third of them backwards (-r)
-// and on another third through a window; with the label and temporal
-// index views on the last third (-l -t), and -a on two; and on every damaged archive of badarchives/ but the four where
-// the dump itself differs (dumpWordsDiffer).
+// volume, xz and bzip2), read forwards (the two heaviest through a window
+// only); on a third of them backwards (-r) and on another third through a
+// window; with the label and temporal index views on the last third (-l
+// -t), and -a on two; and on every damaged archive of badarchives/ but
+// the three where the dump itself differs (dumpWordsDiffer) and one where
+// libpcp prints uninitialised memory.
 func TestDumpLogTraceLikePCP(t *testing.T) {
 	needPCP(t)
 	archives := qaArchives(t)
@@ -80,6 +81,12 @@ func TestDumpLogTraceLikePCP(t *testing.T) {
 	for _, m := range metas {
 		a := strings.TrimSuffix(m, ".meta")
 		if _, ok := dumpWordsDiffer[filepath.Base(a)]; ok {
+			continue
+		}
+		if filepath.Base(a) == "archive-20150417.131733" {
+			// libpcp's paranoid check fails on the label read as a
+			// record, and its complaint dumps two words past its
+			// buffer: uninitialised memory, different in every run
 			continue
 		}
 		add("bad "+filepath.Base(a), "-Dlog", a)

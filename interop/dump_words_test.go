@@ -13,9 +13,6 @@ import (
 // and ours differ, and why (docs/compatibility.md, "pmdumplog over every
 // QA archive").
 var dumpWordsDiffer = map[string]string{
-	// libpcp cannot locate the end (a damaged last record that is not
-	// a truncation), warns and dumps what it can; ours reads to the end
-	"archive-20150417.131733": "end",
 	// damage libpcp meets on fetching that our reader does not see
 	"badti-4": "fetch",
 	// a v3 record type in a v2 .meta and the reverse: libpcp reads on,

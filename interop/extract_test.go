@@ -324,10 +324,9 @@ func combined(t *testing.T, name string, args ...string) (string, int) {
 // extractKnown: the damaged archives where pmlogextract and ours part
 // ways (docs/compatibility.md).
 var extractKnown = map[string]string{
-	"archive-20150417.131733": "libpcp cannot find the end after garbage at the end of the volume; we copy the good records",
-	"badlen-1":                "libpcp reports the damage at the file offset its stdio read reached",
-	"badmeta-6":               "pmlogextract aborts in libpcp's encoder (Botch) on a v3 record in a v2 archive; we refuse the metadata",
-	"badmeta-7":               "libpcp reads a v2 metadata record in a v3 archive on; we stop there",
+	"badlen-1":  "libpcp reports the damage at the file offset its stdio read reached",
+	"badmeta-6": "pmlogextract aborts in libpcp's encoder (Botch) on a v3 record in a v2 archive; we refuse the metadata",
+	"badmeta-7": "libpcp reads a v2 metadata record in a v3 archive on; we stop there",
 }
 
 // TestExtractDamagedLikePmlogextract: under pmlogextract's name, damage is
