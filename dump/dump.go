@@ -107,6 +107,11 @@ type Options struct {
 	// traced its opening and end; the dump traces pmSetMode and each
 	// fetch.
 	TraceLog *LogTrace
+	// LibpcpReads, with TraceLog, takes the values view's records from
+	// it (LogTrace.Records): what libpcp's fetches return, for an archive
+	// whose temporal index or last volume is damaged, where libpcp's
+	// positioning and reading part from ours.
+	LibpcpReads bool
 
 	// OnRecord, when set, sees each record the exports (JSON, CSV,
 	// Samples) read, in or out of the window: a progress display.
@@ -230,6 +235,11 @@ func (d *dumper) run() error {
 		}
 	}
 	if tr := d.opts.TraceLog; tr != nil {
+		if d.opts.TracePDU && d.opts.LibpcpReads {
+			// -Dpdu: every record libpcp reads from here on,
+			// positioning included
+			tr.OnDecode, tr.OnRead = d.tracePDUDecoded, d.tracePDUWords
+		}
 		// pmdumplog sets the context's mode before any view
 		tr.SetZone(d.loc)
 		if d.opts.Reverse {

@@ -62,9 +62,20 @@ type LogTrace struct {
 	serial  bool
 	acOff   int64
 	acVol   int
-	physend int64 // the last volume's size when its end was found (-1: not)
-	dead    bool  // libpcp gave up: nothing more is traced
+	endT    stream.Timestamp // the end End found
+	last    stream.Record    // the record the last read decoded
+	err     error            // the damage a fetch failed on
+	physend int64            // the last volume's size when its end was found (-1: not)
+	dead    bool             // libpcp gave up: nothing more is traced
 	b       []byte
+
+	// OnDecode and OnRead, when set, see each record read from the
+	// current volume (not a peek): OnDecode with the context's position
+	// then, as libpcp decodes it, and OnRead once it is read (after
+	// -Dlog's line): pmdumplog -Dpdu's trace of every record libpcp
+	// reads, positioning included.
+	OnDecode func(rec stream.Record, origin stream.Timestamp)
+	OnRead   func(rec stream.Record)
 }
 
 type ltFile struct {
@@ -685,9 +696,25 @@ again:
 		out = fmt.Appendf(out, " len=header+%d+trailer\n", rlen)
 		return stream.Timestamp{}, readBad
 	}
+	if mark {
+		t.last = &stream.Mark{T: res.T}
+	} else {
+		t.last = &res
+	}
+	pdu := t.OnDecode != nil && peek == nil
+	if pdu {
+		// libpcp's -Dpdu dump of the result comes from the decoding,
+		// before the record's time; its words after
+		flush()
+		t.OnDecode(t.last, t.origin)
+	}
 	out = append(out, '@')
 	out = appendTraceTime(out, res.T, t.loc)
 	out = fmt.Appendf(out, " (t=%.6f) len=header+%d+trailer\n", tsSub(res.T, t.start), rlen)
+	if pdu {
+		flush()
+		t.OnRead(t.last)
+	}
 	return res.T, readOK
 }
 
@@ -835,6 +862,15 @@ func (t *LogTrace) End() bool {
 	return false
 }
 
+// EndTime is the time of the archive's last record as End found it (ok
+// false when it did not).
+func (t *LogTrace) EndTime() (stream.Timestamp, bool) {
+	if t == nil || t.physend < 0 {
+		return stream.Timestamp{}, false
+	}
+	return t.endT, true
+}
+
 // LibpcpFindsEnd reports whether libpcp 6.0.3 locates the end of the
 // archive at base (its pmGetArchiveEnd succeeds), reading the files as
 // LogTrace does, silently. An archive libpcp would not open at all
@@ -856,7 +892,8 @@ func (t *LogTrace) endOf(f *ltFile, vol int) (found, stop bool) {
 		return false, false
 	}
 	f.seek(physend)
-	if _, r := t.logRead(true, f); r == readOK {
+	if ts, r := t.logRead(true, f); r == readOK {
+		t.endT = ts
 		return true, true
 	}
 	logend, i := t.lsize, len(t.ti)-1
@@ -886,10 +923,11 @@ func (t *LogTrace) endOf(f *ltFile, vol int) (found, stop bool) {
 			break
 		}
 		f.seek(offset)
-		if _, r := t.logRead(false, f); r != readOK {
+		ts, r := t.logRead(false, f)
+		if r != readOK {
 			break
 		}
-		found = true
+		found, t.endT = true, ts
 	}
 	return found, false
 }
@@ -1132,6 +1170,9 @@ func (t *LogTrace) fetch() bool {
 		}
 		ts, r := t.logRead(t.back, nil)
 		if r != readOK {
+			if r == readBad {
+				t.failAt()
+			}
 			if t.cur != nil {
 				t.acOff, t.acVol = t.cur.pos, t.curvol
 			}
@@ -1150,6 +1191,44 @@ func (t *LogTrace) fetch() bool {
 		return true
 	}
 }
+
+// failAt notes the damage a fetch failed on, as an error in our terms:
+// the volume and the offset libpcp read from.
+func (t *LogTrace) failAt() {
+	if t.err == nil {
+		var off int64
+		if t.cur != nil {
+			off = t.cur.pos
+		}
+		t.err = &format.FormatError{File: fmt.Sprintf("%s.%d", t.name, t.curvol), Offset: off,
+			Msg: "libpcp cannot read the record here (" + ErrStrLogRec + ")"}
+	}
+}
+
+// Records is the records libpcp's fetches return, one Fetch per Next:
+// a dump that reads through it shows what pmdumplog shows, where libpcp
+// positions itself by a damaged temporal index or reads damage our reader
+// reads past. Its Err is a *format.FormatError for damage libpcp's fetch
+// fails on, nil at the end. Only results and marks come out.
+func (t *LogTrace) Records() stream.CloserIterator { return &libpcpRecords{t: t} }
+
+type libpcpRecords struct {
+	t   *LogTrace
+	rec stream.Record
+}
+
+func (r *libpcpRecords) Next() bool {
+	r.rec = nil
+	if !r.t.Fetch() {
+		return false
+	}
+	r.rec = r.t.last
+	return true
+}
+
+func (r *libpcpRecords) At() stream.Record { return r.rec }
+func (r *libpcpRecords) Err() error        { return r.t.err }
+func (r *libpcpRecords) Close() error      { return nil }
 
 // Stat traces pmdumplog's __pmStat of one of the archive's files (by
 // suffix: "meta", "0", ...), as its temporal index view makes.

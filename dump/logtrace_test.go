@@ -2,9 +2,12 @@ package dump
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,5 +166,56 @@ func TestLogTraceNotFound(t *testing.T) {
 		`__pmLogOpen: Not found: metadata file "nothing.meta"` + "\n"
 	if n != -1 || out != want {
 		t.Errorf("trace %q (%d), want %q", out, n, want)
+	}
+}
+
+// TestLogTraceRecords: libpcp's fetches, as a dump's records, forwards
+// from the label's start and backwards from the end, are the archive's
+// results and marks in time order (the example archive is sound).
+func TestLogTraceRecords(t *testing.T) {
+	base := copyExample(t)
+	a, err := format.Open(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	it := a.Records()
+	for it.Next() {
+		switch r := it.At().(type) {
+		case *stream.Result, *stream.Mark:
+			want = append(want, fmt.Sprintf("%T %v", r, r.Time()))
+		}
+	}
+	it.Close()
+	end, _, err := a.End()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, back := range []bool{false, true} {
+		tr := NewLogTrace(base, io.Discard)
+		if !tr.Open() {
+			t.Fatal("libpcp would not open the example")
+		}
+		tr.End()
+		from := tr.start
+		if back {
+			from = end
+		}
+		tr.SetTime(from, back)
+		var got []string
+		recs := tr.Records()
+		for recs.Next() {
+			got = append(got, fmt.Sprintf("%T %v", recs.At(), recs.At().Time()))
+		}
+		if err := recs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		tr.Close()
+		if back {
+			slices.Reverse(got)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("back %v: fetched\n%v\nwant\n%v", back, got, want)
+		}
 	}
 }

@@ -30,18 +30,38 @@ import (
 // (the previous record's time, or the window's start): instance names
 // are looked up in the domain as it was then, as pmNameInDom does.
 func (d *dumper) tracePDU(rec stream.Record, origin stream.Timestamp) {
+	d.tracePDUDecoded(rec, origin)
+	d.tracePDUWords(rec)
+}
+
+// pduResult is a record as tracePDU dumps it: a <mark> is a result with
+// no value sets.
+func (d *dumper) pduResult(rec stream.Record) *stream.Result {
 	res, ok := rec.(*stream.Result)
 	if !ok {
-		// A <mark>: a result with no value sets.
 		res = &stream.Result{T: rec.Time(), Version: uint8(d.vers), Body: []byte{0, 0, 0, 0}}
 	}
+	return res
+}
+
+// tracePDUDecoded is the first half of tracePDU, as libpcp prints it
+// while it decodes the record (before -Dlog's time of it).
+func (d *dumper) tracePDUDecoded(rec stream.Record, origin stream.Timestamp) {
+	res := d.pduResult(rec)
 	ver := func(id stream.InDomID) *indomVersion {
 		if l := d.meta.indomsBy[id]; l != nil {
 			return l.at(origin)
 		}
 		return nil
 	}
-	b := appendResultDump(nil, res, &ArchiveMeta{d.meta}, ver, d.loc, -1, 0)
+	d.warn.Write(appendResultDump(nil, res, &ArchiveMeta{d.meta}, ver, d.loc, -1, 0))
+}
+
+// tracePDUWords is the second half: the __pmLogRead line and the
+// record's words.
+func (d *dumper) tracePDUWords(rec stream.Record) {
+	res := d.pduResult(rec)
+	var b []byte
 	raw := appendRecordBytes(nil, res)
 	swabBlocks(raw, res.Version)
 	b = append(b, "__pmLogRead timestamp="...)

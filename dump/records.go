@@ -95,7 +95,15 @@ func (d *dumper) dumpValues(w window, pmids []stream.PMID) error {
 	if !d.opts.Reverse || w.bounded {
 		from = &w.start
 	}
-	it := d.a.records(from)
+	tr := d.opts.TraceLog
+	var it stream.CloserIterator
+	libpcp := tr != nil && d.opts.LibpcpReads
+	if libpcp {
+		// libpcp's own fetches: each Next is one, traced as it goes
+		it = tr.Records()
+	} else {
+		it = d.a.records(from)
+	}
 	defer it.Close()
 	d.src = it
 	var sel *selector
@@ -103,10 +111,16 @@ func (d *dumper) dumpValues(w window, pmids []stream.PMID) error {
 		sel = newSelector(pmids)
 	}
 	if d.opts.Reverse {
+		if libpcp {
+			return d.dumpBackwards(it, w, sel)
+		}
 		return d.dumpReverse(it, w, sel)
 	}
+	if libpcp {
+		tr = nil // (the iterator fetches)
+	}
+	pdu := d.opts.TracePDU && !libpcp // (else traced as libpcp reads)
 	origin := w.start
-	tr := d.opts.TraceLog
 	for it.Next() {
 		rec := it.At()
 		var res *stream.Result
@@ -118,7 +132,7 @@ func (d *dumper) dumpValues(w window, pmids []stream.PMID) error {
 			continue
 		}
 		t := rec.Time()
-		if d.opts.TracePDU {
+		if pdu {
 			d.tracePDU(rec, origin)
 		}
 		// libpcp skips what lies before the position it last returned,
@@ -173,25 +187,48 @@ func (d *dumper) dumpReverse(it stream.Iterator, w window, sel *selector) error 
 		}
 		origin = t
 		d.opts.TraceLog.Fetch()
-		res, _ := rec.(*stream.Result)
-		if sel != nil && !sel.pick(res, d.opts.Marks) {
-			continue
-		}
-		if first {
-			first = false
-			d.b = append(d.b, "\nLog finished at "...)
-			d.b = pcptime.AppendCtime(d.b, stream.Timestamp{Sec: t.Sec}, d.loc)
-			d.b = append(d.b, " - dump in reverse order\n"...)
-		}
-		if t.Before(done) {
-			return nil
-		}
-		if err := d.dumpRecord(t, res, sel); err != nil {
+		if stop, err := d.dumpBack(rec, done, sel, &first); stop || err != nil {
 			return err
 		}
 	}
 	d.opts.TraceLog.Drain()
 	return nil
+}
+
+// dumpBack prints one record of a reverse dump: the header before the
+// first shown, and nothing from the first before done on (stop).
+func (d *dumper) dumpBack(rec stream.Record, done stream.Timestamp, sel *selector, first *bool) (stop bool, err error) {
+	t := rec.Time()
+	res, _ := rec.(*stream.Result)
+	if sel != nil && !sel.pick(res, d.opts.Marks) {
+		return false, nil
+	}
+	if *first {
+		*first = false
+		d.b = append(d.b, "\nLog finished at "...)
+		d.b = pcptime.AppendCtime(d.b, stream.Timestamp{Sec: t.Sec}, d.loc)
+		d.b = append(d.b, " - dump in reverse order\n"...)
+	}
+	if t.Before(done) {
+		return true, nil
+	}
+	return false, d.dumpRecord(t, res, sel)
+}
+
+// dumpBackwards prints the records of it, which come backwards already
+// (libpcp's fetches in reverse), as pmdumplog -r does.
+func (d *dumper) dumpBackwards(it stream.Iterator, w window, sel *selector) error {
+	done := stream.Timestamp{}
+	if w.bounded {
+		done = w.start
+	}
+	first := true
+	for it.Next() {
+		if stop, err := d.dumpBack(it.At(), done, sel, &first); stop || err != nil {
+			return err
+		}
+	}
+	return it.Err()
 }
 
 // selector keeps the value sets of the metrics named on the command line,

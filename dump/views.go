@@ -15,7 +15,8 @@ import (
 // dumpLabel prints the archive label (-l), with -L the timezone, zoneinfo,
 // feature bits and pmlogger's PID.
 func (d *dumper) dumpLabel() error {
-	d.opts.TraceLog.End() // pmdumplog looks the end up again
+	tr := d.opts.TraceLog
+	tr.End() // pmdumplog looks the end up again
 	l := d.lab
 	b := d.b
 	b = append(b, "Log Label (Log Format Version "...)
@@ -32,6 +33,10 @@ func (d *dumper) dumpLabel() error {
 	end, ok, err := d.archiveEnd()
 	if err != nil {
 		return err
+	}
+	if tr != nil {
+		// the end as libpcp finds it, or does not
+		end, ok = tr.EndTime()
 	}
 	if !ok {
 		b = append(b, "    ending     UNKNOWN\n"...)

@@ -25,6 +25,16 @@ func (a *Archive) Index() ([]IndexEntry, error) {
 	return slices.Clone(a.index), a.indexErr
 }
 
+// IndexUnsound reports whether the archive has a temporal index that is
+// not sound enough to seek with (entries out of order, past their volume,
+// or inside a record, as checkIndex finds): libpcp seeks with it anyway.
+func (a *Archive) IndexUnsound() bool {
+	a.indexMu.Lock()
+	defer a.indexMu.Unlock()
+	a.loadIndex()
+	return a.indexPath != "" && !a.indexOK
+}
+
 // seekEntry returns the latest index entry strictly before t, when the
 // index is sound. (Strictly: records at an entry's own time may lie before
 // its offset when several share a timestamp.)

@@ -5,19 +5,20 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
 
-// logTraceReadsDiffer are the archives whose values libpcp cannot read
-// where ours can (docs/compatibility.md): the -Dlog trace is libpcp's up
-// to the failed read, but pmdumplog then fails where ours dumps on.
-var logTraceReadsDiffer = map[string]string{
-	// -r: the last record is followed by stray bytes that libpcp reads
-	// backwards as a record
-	"binning": "-r",
-	// -S: the temporal index entry points into the middle of a record
-	"pcp-mpstat3": "-S",
+// badArchiveMetas returns the badarchives directory and its .meta files.
+func badArchiveMetas(t *testing.T) (string, []string) {
+	t.Helper()
+	bad := filepath.Join(filepath.Dir(qaDir), "badarchives")
+	metas, _ := filepath.Glob(filepath.Join(bad, "*.meta"))
+	if len(metas) < 30 {
+		t.Fatalf("%d archives in %s", len(metas), bad)
+	}
+	return bad, metas
 }
 
 // logTraceHeavy are the QA archives read only through a window here.
@@ -31,16 +32,12 @@ var logTraceHeavy = map[string]bool{"pcp-pidstat-process-args": true, "20180416.
 // only); on a third of them backwards (-r) and on another third through a
 // window; with the label and temporal index views on the last third (-l
 // -t), and -a on two; and on every damaged archive of badarchives/ but
-// the three where the dump itself differs (dumpWordsDiffer) and one where
+// the two where the dump itself differs (dumpWordsDiffer) and one where
 // libpcp prints uninitialised memory.
 func TestDumpLogTraceLikePCP(t *testing.T) {
 	needPCP(t)
 	archives := qaArchives(t)
-	bad := filepath.Join(filepath.Dir(qaDir), "badarchives")
-	metas, _ := filepath.Glob(filepath.Join(bad, "*.meta"))
-	if len(metas) < 30 {
-		t.Fatalf("%d archives in %s", len(metas), bad)
-	}
+	bad, metas := badArchiveMetas(t)
 	type job struct {
 		name string
 		args []string
@@ -62,13 +59,9 @@ func TestDumpLogTraceLikePCP(t *testing.T) {
 		add(base, "-Dlog", a)
 		switch {
 		case i%3 == 0 || strings.HasPrefix(base, "ok-mv"):
-			if logTraceReadsDiffer[base] != "-r" {
-				add(base+" -r", "-Dlog", "-r", a)
-			}
+			add(base+" -r", "-Dlog", "-r", a)
 		case i%3 == 1:
-			if logTraceReadsDiffer[base] != "-S" {
-				add(base+" -S", "-Dlog", "-S", "+10s", "-T", "+40s", a)
-			}
+			add(base+" -S", "-Dlog", "-S", "+10s", "-T", "+40s", a)
 		default:
 			// the label view looks the end up again, the index view
 			// stats each file
@@ -126,6 +119,65 @@ func TestDumpLogTraceLikePCP(t *testing.T) {
 		}
 		if !strings.Contains(oe, `inspect file "./ok-mv-foo.0"`) {
 			t.Errorf("no ./ in the trace:\n%s", oe)
+		}
+	})
+}
+
+// TestDumpLibpcpReadsLikePCP (issue 18): under pmdumplog's name, a dump
+// positioned by the temporal index (a window, -r) or of an archive whose
+// index or last volume is damaged shows the records libpcp's fetches
+// return (dump.LogTrace.Records): standard output, standard error and
+// exit status as pmdumplog's, on every QA archive (the two heaviest
+// through a window only) and every damaged one but the two of
+// dumpWordsDiffer; and -Dpdu's trace of every record libpcp reads,
+// positioning included (addresses masked), through a window and
+// backwards on a third of them.
+func TestDumpLibpcpReadsLikePCP(t *testing.T) {
+	needPCP(t)
+	archives := qaArchives(t)
+	_, metas := badArchiveMetas(t)
+	var jobs []string
+	args := map[string][]string{}
+	add := func(name string, a ...string) {
+		jobs = append(jobs, name)
+		args[name] = a
+	}
+	for i, a := range archives {
+		base := filepath.Base(a)
+		add(base+" -S", "-S", "+10s", "-T", "+40s", a)
+		if logTraceHeavy[base] {
+			continue
+		}
+		add(base+" -r", "-r", a)
+		add(base+" -S -r", "-S", "+1m", "-T", "+3m", "-r", a)
+		switch i % 3 {
+		case 0:
+			add(base+" -Dpdu -S", "-Dpdu", "-S", "+10s", "-T", "+40s", a)
+		case 1:
+			add(base+" -Dpdu -r", "-Dpdu", "-r", a)
+		}
+	}
+	for _, m := range metas {
+		a := strings.TrimSuffix(m, ".meta")
+		if _, ok := dumpWordsDiffer[filepath.Base(a)]; ok {
+			continue
+		}
+		base := "bad " + filepath.Base(a)
+		add(base, a)
+		add(base+" -r", "-r", a)
+		add(base+" -S", "-S", "+1s", "-T", "+5s", a)
+	}
+	addr := regexp.MustCompile(`0x[0-9a-f]+`)
+	forEach(t, jobs, func(t *testing.T, name string) {
+		a := args[name]
+		p := run(slow, nil, "pmdumplog", a...)
+		o := run(slow, nil, ours("pmdumplog"), a...)
+		if p.timedOut || o.timedOut {
+			t.Fatalf("pmdumplog %v timed out", a)
+		}
+		pe, oe := addr.ReplaceAllString(p.stderr, "ADDR"), addr.ReplaceAllString(o.stderr, "ADDR")
+		if p.stdout != o.stdout || pe != oe || p.code != o.code {
+			t.Errorf("pmdumplog %v: differs (exit %d, ours %d):\nstdout %s\nstderr %s", a, p.code, o.code, firstDiff(p.stdout, o.stdout), firstDiff(pe, oe))
 		}
 	})
 }

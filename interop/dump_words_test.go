@@ -13,8 +13,6 @@ import (
 // and ours differ, and why (docs/compatibility.md, "pmdumplog over every
 // QA archive").
 var dumpWordsDiffer = map[string]string{
-	// damage libpcp meets on fetching that our reader does not see
-	"badti-4": "fetch",
 	// a v3 record type in a v2 .meta and the reverse: libpcp reads on,
 	// ours refuses the record
 	"badmeta-6": "meta", "badmeta-7": "meta",

@@ -101,7 +101,8 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 	// there when the view reads the values).
 	var lv dump.LibpcpView
 	var trace *dump.LogTrace
-	if toolio.DebugOn(c.String("D"), "log") {
+	debugLog := toolio.DebugOn(c.String("D"), "log")
+	if debugLog {
 		// libpcp's -Dlog trace: what it would do, traced from the
 		// files themselves (dump.LogTrace)
 		trace = dump.NewLogTrace(name, stderr)
@@ -121,19 +122,38 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 	o.Warn, o.Prog, o.LibpcpLabel = stderr, prog, true
 	o.TracePDU = toolio.DebugOn(c.String("D"), "pdu")
 	// pmdumplog finds the archive's end before anything else (libpcp's
-	// option parsing does, and says when it cannot).
+	// option parsing does, and says when it cannot); ours notes a
+	// damaged last volume as it looks.
+	a.End()
 	if _, err := a.Meta(); err != nil {
 		// libpcp loads the metadata as it opens the archive: it
 		// fails before it looks for the end (the dump says how)
 		trace = nil
+	} else {
+		// Where libpcp's reading may part from ours (a damaged last
+		// volume, a temporal index we do not trust, a window or a
+		// reverse dump positioned by the index as libpcp positions
+		// itself), the end is the one libpcp finds and the values are
+		// libpcp's fetches, read as it reads.
+		values := o.ReadsValues() && (a.IndexUnsound() || o.Start != "" || o.Finish != "" || o.Reverse)
+		if trace == nil && !debugLog && (lv.Tail != nil || values) {
+			trace = dump.NewLogTrace(name, io.Discard)
+			defer trace.Close()
+			if !trace.Open() {
+				trace = nil
+			}
+		}
+		o.LibpcpReads = trace != nil && o.ReadsValues() && (values || lv.Tail != nil)
 	}
+	lost := false
 	if trace != nil {
 		trace.SetZone(dump.Zone(a, o))
-		trace.End()
+		lost = !trace.End() && lv.Tail != nil
 		o.TraceLog = trace
+	} else {
+		lost = lv.LosesEnd(a)
 	}
-	a.End()
-	if lv.LosesEnd(a) {
+	if lost {
 		fmt.Fprint(stderr, dump.LostEndWarning(prog, name))
 	}
 	if err := dump.Dump(stdout, a, o); err != nil {
@@ -149,7 +169,7 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 		}
 		return err
 	}
-	if lv.Tail != nil && o.ReadsValues() && !lv.TailIsEnd() {
+	if lv.Tail != nil && o.ReadsValues() && !lv.TailIsEnd() && !o.LibpcpReads {
 		return errors.New("pmFetch: " + dump.ErrStrLogRec)
 	}
 	return nil
