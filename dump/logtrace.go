@@ -34,10 +34,14 @@ import (
 // while it is scanned, then .meta and .index in the order the scan meets
 // them, then the data volume, then a volume peeked at).
 //
-// Not traced: libpcp's paranoid structure check of the last record
-// (a record it rejects is traced as read), __pmFindPDUBuf failing for a
-// huge length, I/O errors, and archives of more than one archive
-// (a multi-archive context).
+// The same reading serves the tools under PCP's names where libpcp's
+// reading parts from ours: LibpcpFindsEnd (its search for the end) and
+// Records (the records its fetches return), silently.
+//
+// Not reproduced: the two words past its buffer that libpcp's paranoid
+// check dumps with its complaint (uninitialised memory; zeros here),
+// __pmFindPDUBuf failing for a huge length, I/O errors, and contexts of
+// more than one archive, which pmdumplog does not open.
 type LogTrace struct {
 	w       io.Writer
 	arg     string // the archive as named
@@ -49,8 +53,6 @@ type LogTrace struct {
 	version int
 	lsize   int64 // the label record's size
 	start   stream.Timestamp
-	pid     int32
-	host    string
 	ti      []format.IndexEntry
 	seen    map[int]bool
 	fds     map[int]bool
@@ -68,6 +70,8 @@ type LogTrace struct {
 	physend int64            // the last volume's size when its end was found (-1: not)
 	dead    bool             // libpcp gave up: nothing more is traced
 	b       []byte
+	rb      []byte // logRead's line
+	quiet   bool   // nothing is written: nothing formatted
 
 	// OnDecode and OnRead, when set, see each record read from the
 	// current volume (not a peek): OnDecode with the context's position
@@ -83,7 +87,14 @@ type ltFile struct {
 	fd   int
 	pos  int64
 	size int64
+	// a window of the file, as stdio buffers it (libpcp reads through
+	// stdio): reading record by record costs a copy, not a system call
+	buf    []byte
+	bufOff int64
+	back   bool // reading backwards: fill the window before the position
 }
+
+const ltWindow = 256 << 10
 
 // libpcp 6.0.3's compression suffixes (PCP's compress_ctl[]), in order:
 // the program that decodes each, and whether libpcp decodes it itself.
@@ -99,7 +110,7 @@ var pcpCompress = []struct {
 // NewLogTrace prepares the trace of the archive named name, written to w.
 func NewLogTrace(name string, w io.Writer) *LogTrace {
 	return &LogTrace{w: w, arg: name, minvol: -1, maxvol: -1, curvol: -1, physend: -1,
-		seen: map[int]bool{}, fds: map[int]bool{}, loc: time.Local}
+		seen: map[int]bool{}, fds: map[int]bool{}, loc: time.Local, quiet: w == io.Discard}
 }
 
 // SetZone sets the zone of the times traced from End on (those before
@@ -206,9 +217,41 @@ func (f *ltFile) read(p []byte) int {
 	if rest := f.size - f.pos; int64(len(p)) > rest {
 		p = p[:rest]
 	}
-	n, _ := f.f.ReadAt(p, f.pos)
-	f.pos += int64(n)
+	if len(p) > ltWindow/2 {
+		n, _ := f.f.ReadAt(p, f.pos)
+		f.pos += int64(n)
+		return n
+	}
+	n := 0
+	for n < len(p) {
+		if f.pos >= f.bufOff && f.pos < f.bufOff+int64(len(f.buf)) {
+			c := copy(p[n:], f.buf[f.pos-f.bufOff:])
+			n += c
+			f.pos += int64(c)
+			continue
+		}
+		if !f.fill(int64(len(p) - n)) {
+			break
+		}
+	}
 	return n
+}
+
+// fill reads the window around the position, need bytes from it on at
+// least (before it too, reading backwards).
+func (f *ltFile) fill(need int64) bool {
+	if cap(f.buf) < ltWindow {
+		f.buf = make([]byte, ltWindow)
+	}
+	start := f.pos
+	if f.back {
+		start = max(f.pos+need-ltWindow, 0)
+	}
+	end := min(start+ltWindow, f.size)
+	b := f.buf[:cap(f.buf)][:end-start]
+	m, _ := f.f.ReadAt(b, start)
+	f.buf, f.bufOff = b[:m], start
+	return f.pos < start+int64(m)
 }
 
 // seek is fseek: a position before the start is refused.
@@ -525,7 +568,7 @@ func (t *LogTrace) chkLabel(f *ltFile, vol int) (int, ltLabel) {
 	}
 	out = append(out, ']')
 	if t.version == 0 {
-		t.version, t.start, t.pid, t.host = l.version, l.start, l.pid, l.host
+		t.version, t.start = l.version, l.start
 		t.lsize = int64(format.LabelSize(l.version))
 	}
 	if f.size == int64(format.LabelSize(l.version)) {
@@ -585,18 +628,24 @@ func (t *LogTrace) logRead(back bool, peek *ltFile) (stream.Timestamp, int) {
 		return stream.Timestamp{}, readBad
 	}
 	offset := f.pos
-	out := fmt.Appendf(nil, "__pmLogRead: fd=%d", f.fd)
-	if peek != nil {
-		out = append(out, " (peek)"...)
+	f.back = back
+	var out []byte
+	if !t.quiet {
+		out = fmt.Appendf(t.rb[:0], "__pmLogRead: fd=%d", f.fd)
+		if peek != nil {
+			out = append(out, " (peek)"...)
+		}
+		mode := "forw"
+		if back {
+			mode = "back"
+		}
+		out = fmt.Appendf(out, " mode=%s vol=%d posn=%d ", mode, t.curvol, offset)
 	}
-	mode := "forw"
-	if back {
-		mode = "back"
-	}
-	out = fmt.Appendf(out, " mode=%s vol=%d posn=%d ", mode, t.curvol, offset)
 	flush := func() {
-		t.w.Write(out)
-		out = out[:0]
+		if len(out) > 0 {
+			t.w.Write(out)
+		}
+		t.rb, out = out[:0], out[:0]
 	}
 	defer flush()
 	if back {
@@ -708,9 +757,11 @@ again:
 		flush()
 		t.OnDecode(t.last, t.origin)
 	}
-	out = append(out, '@')
-	out = appendTraceTime(out, res.T, t.loc)
-	out = fmt.Appendf(out, " (t=%.6f) len=header+%d+trailer\n", tsSub(res.T, t.start), rlen)
+	if !t.quiet {
+		out = append(out, '@')
+		out = appendTraceTime(out, res.T, t.loc)
+		out = fmt.Appendf(out, " (t=%.6f) len=header+%d+trailer\n", tsSub(res.T, t.start), rlen)
+	}
 	if pdu {
 		flush()
 		t.OnRead(t.last)
@@ -785,6 +836,11 @@ func paranoidCheck(out []byte, length int32, version int, data []byte) ([]byte, 
 			continue
 		}
 		for j := int64(0); j < int64(numval); j++ {
+			if 4*(vl+3+2*j+2) > int64(len(pb)) {
+				// libpcp reads on past its buffer here (undefined);
+				// stop, so that a hostile count cannot spin
+				break
+			}
 			index := int32(word(vl + 3 + 2*j + 1))
 			if index < 0 || uint64(int64(index))*4 > ulen {
 				return bad("vset[%d] val[%d], bad pval index=%d not in range 0..%d", i, j, index, length/4)
@@ -1191,6 +1247,10 @@ func (t *LogTrace) fetch() bool {
 		return true
 	}
 }
+
+// quietly reports whether the trace writes nothing (it only reads as
+// libpcp would, for LibpcpFindsEnd and Records).
+func (t *LogTrace) quietly() bool { return t == nil || t.quiet }
 
 // failAt notes the damage a fetch failed on, as an error in our terms:
 // the volume and the offset libpcp read from.

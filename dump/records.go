@@ -116,8 +116,9 @@ func (d *dumper) dumpValues(w window, pmids []stream.PMID) error {
 		}
 		return d.dumpReverse(it, w, sel)
 	}
-	if libpcp {
-		tr = nil // (the iterator fetches)
+	if libpcp || tr.quietly() {
+		// the iterator fetches; or nobody watches libpcp's fetches
+		tr = nil
 	}
 	pdu := d.opts.TracePDU && !libpcp // (else traced as libpcp reads)
 	origin := w.start
@@ -170,6 +171,10 @@ func (d *dumper) dumpReverse(it stream.Iterator, w window, sel *selector) error 
 	if err := it.Err(); err != nil {
 		return err
 	}
+	tr := d.opts.TraceLog
+	if tr.quietly() {
+		tr = nil
+	}
 	origin := w.end
 	done := stream.Timestamp{}
 	if w.bounded {
@@ -186,12 +191,12 @@ func (d *dumper) dumpReverse(it stream.Iterator, w window, sel *selector) error 
 			continue
 		}
 		origin = t
-		d.opts.TraceLog.Fetch()
+		tr.Fetch()
 		if stop, err := d.dumpBack(rec, done, sel, &first); stop || err != nil {
 			return err
 		}
 	}
-	d.opts.TraceLog.Drain()
+	tr.Drain()
 	return nil
 }
 

@@ -34,10 +34,6 @@ func (d *dumper) dumpLabel() error {
 	if err != nil {
 		return err
 	}
-	if tr != nil {
-		// the end as libpcp finds it, or does not
-		end, ok = tr.EndTime()
-	}
 	if !ok {
 		b = append(b, "    ending     UNKNOWN\n"...)
 	} else {
@@ -104,6 +100,11 @@ func appendFeatureBits(dst []byte, f uint32) []byte {
 // archiveEnd finds the time of the archive's last record, as libpcp's
 // __pmGetArchiveEnd does (format.Archive.End, which remembers it).
 func (d *dumper) archiveEnd() (stream.Timestamp, bool, error) {
+	if tr := d.opts.TraceLog; tr != nil {
+		// libpcp's reading: the end its search finds, or none
+		end, ok := tr.EndTime()
+		return end, ok, nil
+	}
 	return d.a.end()
 }
 

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/pcptools/pcptools/format"
 )
 
 // badArchiveMetas returns the badarchives directory and its .meta files.
@@ -180,4 +182,32 @@ func TestDumpLibpcpReadsLikePCP(t *testing.T) {
 			t.Errorf("pmdumplog %v: differs (exit %d, ours %d):\nstdout %s\nstderr %s", a, p.code, o.code, firstDiff(p.stdout, o.stdout), firstDiff(pe, oe))
 		}
 	})
+}
+
+// TestDumpLibpcpReadsCutVolume: the example archive with its first volume
+// cut inside a record. Backwards, libpcp starts from the end its own
+// search finds (in the last volume), reads back into the cut volume and
+// fails there; pmdumplog -r's output, messages and exit status are ours
+// too (the dump used to start from our reader's end).
+func TestDumpLibpcpReadsCutVolume(t *testing.T) {
+	needPCP(t)
+	dir := t.TempDir()
+	base := filepath.Join(dir, "demo")
+	if err := copyWith(filepath.Join("..", "testdata", "example", "demo"), base, format.WriterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(base + ".0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(base+".0", st.Size()*2/3); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"-r", base}, {"-l", base}, {"-Dlog", "-r", base}, {"-a", base}} {
+		p := run(slow, nil, "pmdumplog", args...)
+		o := run(slow, nil, ours("pmdumplog"), args...)
+		if p.stdout != o.stdout || p.stderr != o.stderr || p.code != o.code {
+			t.Errorf("pmdumplog %v: differs (exit %d, ours %d):\nstdout %s\nstderr %s", args, p.code, o.code, firstDiff(p.stdout, o.stdout), firstDiff(p.stderr, o.stderr))
+		}
+	}
 }

@@ -135,8 +135,11 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 		// reverse dump positioned by the index as libpcp positions
 		// itself), the end is the one libpcp finds and the values are
 		// libpcp's fetches, read as it reads.
+		// libpcp's search for the end (a few reads) settles the end
+		// the label shows and the warning; its reading of the values
+		// (slower than ours) is taken where they may differ.
 		values := o.ReadsValues() && (a.IndexUnsound() || o.Start != "" || o.Finish != "" || o.Reverse)
-		if trace == nil && !debugLog && (lv.Tail != nil || values) {
+		if trace == nil && !debugLog {
 			trace = dump.NewLogTrace(name, io.Discard)
 			defer trace.Close()
 			if !trace.Open() {
@@ -148,7 +151,7 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 	lost := false
 	if trace != nil {
 		trace.SetZone(dump.Zone(a, o))
-		lost = !trace.End() && lv.Tail != nil
+		lost = !trace.End()
 		o.TraceLog = trace
 	} else {
 		lost = lv.LosesEnd(a)
