@@ -108,9 +108,10 @@ type Options struct {
 	// fetch.
 	TraceLog *LogTrace
 	// LibpcpReads, with TraceLog, takes the values view's records from
-	// it (LogTrace.Records): what libpcp's fetches return, for an archive
-	// whose temporal index or last volume is damaged, where libpcp's
-	// positioning and reading part from ours.
+	// it (LogTrace.Records): what libpcp's fetches return, where
+	// libpcp's positioning and reading may part from ours (a window or
+	// -r positioned by the temporal index, an index or a last volume
+	// that is damaged).
 	LibpcpReads bool
 
 	// OnRecord, when set, sees each record the exports (JSON, CSV,

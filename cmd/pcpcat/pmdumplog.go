@@ -130,14 +130,12 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 		// fails before it looks for the end (the dump says how)
 		trace = nil
 	} else {
-		// Where libpcp's reading may part from ours (a damaged last
-		// volume, a temporal index we do not trust, a window or a
-		// reverse dump positioned by the index as libpcp positions
-		// itself), the end is the one libpcp finds and the values are
-		// libpcp's fetches, read as it reads.
-		// libpcp's search for the end (a few reads) settles the end
-		// the label shows and the warning; its reading of the values
-		// (slower than ours) is taken where they may differ.
+		// libpcp's reading, emulated (dump.LogTrace): its search for
+		// the end (a few reads) settles the end the label shows, the
+		// window's and the warning; its fetches (slower than our
+		// reader) are the values where the two may part: a damaged
+		// last volume, a temporal index we do not trust, a window or
+		// a reverse dump, which libpcp positions by the index.
 		values := o.ReadsValues() && (a.IndexUnsound() || o.Start != "" || o.Finish != "" || o.Reverse)
 		if trace == nil && !debugLog {
 			trace = dump.NewLogTrace(name, io.Discard)
