@@ -16,8 +16,8 @@ import (
 // Flush; after one, nothing more is written.
 //
 // A direct asyncWriter (newDirectWriter) has no goroutine: it writes each
-// full chunk from the caller's, at once. That is how plain volumes are
-// written (see ioMode).
+// full chunk from the caller's, at once. A plain volume is written by one
+// that tries the goroutine on the way (newPlainWriter: see writerTrial).
 type asyncWriter struct {
 	w        io.Writer
 	direct   bool          // no goroutine: send writes
@@ -30,6 +30,8 @@ type asyncWriter struct {
 	err      error         // sticky, caller's side
 	inPlace  int           // commits taken (for tests)
 	size     int           // bytes a chunk holds when sent
+	out      int64         // bytes handed on: written, or sent to the goroutine
+	trial    *writerTrial  // a plain volume's trial of the goroutine, until decided
 
 	mu    sync.Mutex
 	bgErr error // the goroutine's first write error
@@ -53,13 +55,12 @@ const (
 func newAsyncWriter(w io.Writer) *asyncWriter { return newAsyncWriterSize(w, asyncChunk) }
 
 // newDirectWriter is an asyncWriter of asyncChunk chunks with no goroutine.
-//
-// Handing each chunk to a goroutine on the other core cost more than the
-// write it moved there on the hosts measured: for a 1 GiB copy on a
-// paravirtualised AMD EPYC, 0.77 s of CPU (0.9 s wall, median of five)
-// against 0.47 s (0.5 s) written directly, the difference being futex
-// wake-ups, the scheduler, and the copy into the page cache from a chunk
-// another core had filled; a rewrite, 1.1 s against 0.75 s wall.
+// On a host where waking a thread on the other core is dear (AMD EPYC
+// family 26 under a paravirtualised kernel), a 1 GiB copy took 0.77 s of
+// CPU (0.9 s wall, median of five) through the goroutine against 0.47 s
+// (0.5 s) written directly: futex wake-ups, the scheduler, and the copy
+// into the page cache from a chunk another core had filled. Elsewhere the
+// goroutine won (writerTrial).
 func newDirectWriter(w io.Writer) *asyncWriter {
 	return &asyncWriter{w: w, direct: true, size: asyncChunk}
 }
@@ -122,6 +123,7 @@ func (a *asyncWriter) send() {
 		a.buf = a.buf[:0]
 		return
 	}
+	a.out += int64(len(a.buf))
 	a.full <- a.buf
 	a.inflight++
 	a.buf = nil
@@ -174,6 +176,7 @@ func (a *asyncWriter) Write(p []byte) (int, error) {
 			}
 		}
 	}
+	a.step()
 	return n, nil
 }
 
@@ -217,9 +220,11 @@ func (a *asyncWriter) commit(head, body, tail []byte) (bool, error) {
 			continue
 		}
 		a.buf = append(a.chunk(), full[a.size:]...)
+		a.out += int64(a.size)
 		a.full <- full[:a.size]
 		a.inflight++
 	}
+	a.step()
 	return true, a.check()
 }
 
@@ -228,6 +233,7 @@ func (a *asyncWriter) writeDirect(b []byte) {
 	if a.err != nil || len(b) == 0 {
 		return
 	}
+	a.out += int64(len(b))
 	if _, err := a.w.Write(b); err != nil {
 		a.err = err
 	}

@@ -161,7 +161,8 @@ func checkAsyncWriterInPlace(t *testing.T, newAsyncWriter func(io.Writer) *async
 	}
 	for i, n := range got.n[:len(got.n)-1] {
 		// (a direct writer writes whole chunks of a large slice at once)
-		if n != asyncChunk && (!a.direct || n%asyncChunk != 0) {
+		// (a trial's goroutine sends chunks of another size)
+		if n%asyncChunk != 0 || n != asyncChunk && !a.direct && a.size == asyncChunk {
 			t.Fatalf("write %d of %d is %d bytes", i, len(got.n), n)
 		}
 	}
@@ -174,6 +175,10 @@ func checkAsyncWriterInPlace(t *testing.T, newAsyncWriter func(io.Writer) *async
 func bothWriters(t *testing.T, check func(*testing.T, func(io.Writer) *asyncWriter)) {
 	t.Run("async", func(t *testing.T) { check(t, newAsyncWriter) })
 	t.Run("direct", func(t *testing.T) { check(t, newDirectWriter) })
+	// a direct writer whose trial starts the goroutine, and one whose
+	// trial stops it again (writertrial_test.go)
+	t.Run("promoted", func(t *testing.T) { check(t, trialWriter(t, 2, 1)) })
+	t.Run("demoted", func(t *testing.T) { check(t, trialWriter(t, 1, 1)) })
 }
 
 func TestParseIOMode(t *testing.T) {
@@ -182,6 +187,7 @@ func TestParseIOMode(t *testing.T) {
 		"mmap":         {mmap: true},
 		"async, mmap":  {mmap: true, async: true},
 		"async,other,": {async: true},
+		"direct":       {direct: true},
 	} {
 		if got := parseIOMode(s); got != want {
 			t.Errorf("parseIOMode(%q) = %+v, want %+v", s, got, want)

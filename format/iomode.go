@@ -11,14 +11,16 @@ import (
 //   - mmap: data volumes are mapped rather than read through a buffer
 //     (see Mapped);
 //   - async: plain output volumes are written from a goroutine of their
-//     own rather than from the caller's (see newDirectWriter).
+//     own from the start;
+//   - direct: they are written from the caller's goroutine throughout.
 //
-// The defaults, neither, were the faster on every host measured since
-// they were chosen; the variable is there to measure the other way on a
-// new host (scripts/bench.sh records the CPU), not for everyday use.
+// With neither async nor direct, a plain volume long enough for it to
+// matter tries both ways and keeps the faster (writerTrial). The variable
+// is there to measure each way on a new host (scripts/bench.sh records
+// the CPU), not for everyday use.
 var ioMode = parseIOMode(os.Getenv("PCPTOOLS_IO"))
 
-type ioModes struct{ mmap, async bool }
+type ioModes struct{ mmap, async, direct bool }
 
 func parseIOMode(s string) ioModes {
 	var m ioModes
@@ -28,6 +30,8 @@ func parseIOMode(s string) ioModes {
 			m.mmap = true
 		case "async":
 			m.async = true
+		case "direct":
+			m.direct = true
 		}
 	}
 	return m

@@ -306,8 +306,8 @@ func (w *Writer) newFile(final string, suffix string, async bool) (*outFile, err
 		sink, chunk = o.z, asyncChunkZ
 	}
 	switch {
-	case async && suffix == "" && !ioMode.async:
-		o.aw = newDirectWriter(sink)
+	case async && suffix == "":
+		o.aw = newPlainWriter(sink)
 	case async:
 		o.aw = newAsyncWriterSize(sink, chunk)
 	default:
