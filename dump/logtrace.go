@@ -69,6 +69,7 @@ type LogTrace struct {
 	err     error            // the damage a fetch failed on
 	physend int64            // the last volume's size when its end was found (-1: not)
 	dead    bool             // libpcp gave up: nothing more is traced
+	eol     bool             // ... at the end of the archive: a new mode reads on
 	b       []byte
 	rb      []byte // logRead's line
 	quiet   bool   // nothing is written: nothing formatted
@@ -991,6 +992,10 @@ func (t *LogTrace) endOf(f *ltFile, vol int) (found, stop bool) {
 // SetTime traces pmSetMode's __pmLogSetTime: forwards (or backwards,
 // with back) from origin, delta 0.
 func (t *LogTrace) SetTime(origin stream.Timestamp, back bool) {
+	if t != nil && t.eol {
+		// (pmlogsummary -B sets the mode again after its first pass)
+		t.dead, t.eol = false, false
+	}
 	if t == nil || t.dead {
 		return
 	}
@@ -1176,7 +1181,7 @@ func (t *LogTrace) Fetch() bool {
 	}
 	if !t.fetch() {
 		// pmdumplog stops at the first fetch that fails
-		t.dead = true
+		t.dead, t.eol = true, t.err == nil
 		return false
 	}
 	return true

@@ -202,14 +202,7 @@ func TestLogTraceRecords(t *testing.T) {
 			from = end
 		}
 		tr.SetTime(from, back)
-		var got []string
-		recs := tr.Records()
-		for recs.Next() {
-			got = append(got, fmt.Sprintf("%T %v", recs.At(), recs.At().Time()))
-		}
-		if err := recs.Err(); err != nil {
-			t.Fatal(err)
-		}
+		got := fetchAll(t, tr)
 		tr.Close()
 		if back {
 			slices.Reverse(got)
@@ -218,4 +211,54 @@ func TestLogTraceRecords(t *testing.T) {
 			t.Errorf("back %v: fetched\n%v\nwant\n%v", back, got, want)
 		}
 	}
+}
+
+// TestLogTraceSetTimeAfterEnd: a new mode after the fetches reached the
+// end reads again (pmlogsummary -B's second pass over the window), from
+// the position given.
+func TestLogTraceSetTimeAfterEnd(t *testing.T) {
+	base := copyExample(t)
+	tr := NewLogTrace(base, io.Discard)
+	if !tr.Open() {
+		t.Fatal("libpcp would not open the example")
+	}
+	defer tr.Close()
+	tr.End()
+	pass := func(from stream.Timestamp) []string {
+		tr.SetTime(from, false)
+		return fetchAll(t, tr)
+	}
+	first := pass(tr.start)
+	if len(first) < 3 {
+		t.Fatalf("the example has %d records", len(first))
+	}
+	if again := pass(tr.start); !slices.Equal(again, first) {
+		t.Errorf("second pass fetched\n%v\nwant\n%v", again, first)
+	}
+	// from the third record's time: the records from it on
+	mid := first[2:]
+	var from stream.Timestamp
+	tr.SetTime(tr.start, false)
+	recs := tr.Records()
+	for i := 0; i < 3 && recs.Next(); i++ {
+		from = recs.At().Time()
+	}
+	if got := pass(from); !slices.Equal(got, mid) {
+		t.Errorf("from the third record fetched\n%v\nwant\n%v", got, mid)
+	}
+}
+
+// fetchAll is the type and time of each record tr's fetches return, to
+// the end.
+func fetchAll(t *testing.T, tr *LogTrace) []string {
+	t.Helper()
+	var got []string
+	recs := tr.Records()
+	for recs.Next() {
+		got = append(got, fmt.Sprintf("%T %v", recs.At(), recs.At().Time()))
+	}
+	if err := recs.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

@@ -68,6 +68,11 @@ type Options struct {
 	// before anything is printed (a progress display).
 	OnRecord  func(stream.Record)
 	AfterRead func(ok bool)
+	// OnFetchError, when set, is told when the records could not all be
+	// read, as the reading stops and before the statistics are printed
+	// (pmlogsummary says "fetch failed" then); Run still returns a
+	// *FetchError.
+	OnFetchError func(error)
 
 	// CounterWrap treats a counter that went down as one that wrapped
 	// (pmlogsummary does when $PCP_COUNTER_WRAP is set).
@@ -306,6 +311,9 @@ func (s *summarizer) run() error {
 	}
 	if s.o.AfterRead != nil {
 		s.o.AfterRead(fetchErr == nil)
+	}
+	if fetchErr != nil && s.o.OnFetchError != nil {
+		s.o.OnFetchError(fetchErr)
 	}
 	if s.o.CSV && !s.o.NoCSVHeader {
 		s.b = appendCSVHeaderFor(s.b[:0], &s.o, s.o.HostColumn)
