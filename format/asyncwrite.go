@@ -38,12 +38,14 @@ type asyncWriter struct {
 }
 
 const (
-	// asyncChunk is a plain volume's chunk: small enough that the
-	// chunks stay in the cores' caches between the copy into them and
-	// the write system call's copy out of them. With 1 MiB chunks that
-	// copy into the page cache missed the cache and cost a third of a
-	// copy's CPU time on an AMD EPYC host; at 128 KiB the system time of
-	// a 1 GiB copy fell by about 40% (docs/benchmarks.md).
+	// asyncChunk is a plain volume's chunk when written directly (and
+	// in tests, newAsyncWriter's): small enough that the chunks stay in
+	// the core's caches between the copy into them and the write system
+	// call's copy out of them. With 1 MiB chunks that copy into the page
+	// cache missed the cache and cost a third of a copy's CPU time on an
+	// AMD EPYC host; at 128 KiB the system time of a 1 GiB copy fell by
+	// about 40% (docs/benchmarks.md). The writer's goroutine, when a
+	// trial keeps it, takes chunks of half the L2 (goroutineChunk).
 	asyncChunk = 128 << 10
 	// asyncChunkZ is a compressed volume's chunk: the compressor takes
 	// whole frames from the caller's buffer without a copy when a
