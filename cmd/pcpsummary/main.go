@@ -163,17 +163,19 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		// pmlogsummary finds the archive's end first, and says when it
 		// cannot.
 		fa.End()
-		lost := lv.LosesEnd(fa)
 		// libpcp's reading, emulated (dump.LogTrace, as for pmdumplog):
 		// the end it finds is the window's, and its fetches are the
 		// records where the two readers may part: a window it finds by
 		// a temporal index we do not trust, a damaged last volume.
+		var lost bool
 		tr := dump.NewLogTrace(cmd.Archive, io.Discard)
 		defer tr.Close()
 		if _, err := fa.Meta(); err == nil && tr.Open() {
 			lost = !tr.End()
 			fetched = cmd.Start != "" || cmd.Finish != "" || fa.IndexUnsound() || lv.Tail != nil
 			a = summary.LibpcpReads(fa, tr, fetched)
+		} else {
+			lost = lv.LosesEnd(fa)
 		}
 		if lost {
 			fmt.Fprint(stderr, dump.LostEndWarning(prog, cmd.Archive))
