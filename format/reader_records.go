@@ -511,6 +511,9 @@ func (it *archiveIter) rescan(why error) error {
 	it.seeking = false
 	it.closeData()
 	it.vi = -1
+	// as if none had been opened: the first volume's label went out as
+	// the archive's, and must not come again before its records
+	it.opened = 0
 	it.haveData = false
 	return nil
 }

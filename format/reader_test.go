@@ -1001,3 +1001,31 @@ func TestCorruptCompressed(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestRecordsFromRescanOneLabel: a seek whose index entry leads to a
+// damaged record starts again from the first volume (pcp-mpstat3: "index
+// not used, scanning from the start"); the reader must not then hand out
+// the first volume's label a second time (it came out first, as the
+// archive's), which pcpcat --json -S printed as a second label line.
+func TestRecordsFromRescanOneLabel(t *testing.T) {
+	needQA(t)
+	var warns []string
+	a, err := Open(filepath.Join(QADir, "pcp-mpstat3"), WithWarn(func(e error) { warns = append(warns, e.Error()) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := a.Records(From(a.Label().Start.Add(30 * 1e9)))
+	defer it.Close()
+	labels := 0
+	for it.Next() {
+		if _, ok := it.At().(*stream.Label); ok {
+			labels++
+		}
+	}
+	if !slices.ContainsFunc(warns, func(w string) bool { return strings.Contains(w, "scanning from the start") }) {
+		t.Fatalf("no rescan (the fixture changed?): warnings %q", warns)
+	}
+	if labels != 1 {
+		t.Errorf("%d labels, want 1 (warnings %q)", labels, warns)
+	}
+}
