@@ -11,6 +11,7 @@ import (
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/toolio"
 	"github.com/pcptools/pcptools/pcptime"
+	"github.com/pcptools/pcptools/stream"
 )
 
 type views struct {
@@ -42,7 +43,10 @@ func viewOptions(c *cli.Context, xcount int, metrics []string) views {
 // dumpArchives prints the views of one archive. Several archives, or a
 // stream on standard input, are first written to a temporary archive: the
 // views need the whole of the metadata before the first value, as
-// pmdumplog has it.
+// pmdumplog has it. A stream that brings its whole metadata up front (a
+// METADATA frame: pcpcat ARCHIVE... sends one) is read as it arrives
+// for --json and --csv, when the window needs no end (it then has none
+// to give before it is over).
 func dumpArchives(c *cli.Context, names []string, v views, stdin *os.File, stdout, stderr io.Writer) error {
 	if v.json && v.csv {
 		return toolio.UsageError{Msg: "--json and --csv: choose one"}
@@ -59,12 +63,36 @@ func dumpArchives(c *cli.Context, names []string, v views, stdin *os.File, stdou
 			return err
 		}
 	} else {
+		var it stream.Iterator
+		if len(names) == 0 && (v.json || v.csv) && !v.Reverse && !pcptime.NeedsEnd(v.Start, v.Finish) {
+			in, err := toolio.OpenInputs(nil, stdin, warner(stderr))
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			meta, whole, ok, err := toolio.WholeStream(in)
+			if err != nil {
+				return err
+			}
+			if ok {
+				if v.json {
+					return dump.JSONStream(stdout, meta, stream.Described(whole), v.Options)
+				}
+				return dump.CSVStream(stdout, meta, stream.Described(whole), v.Options)
+			}
+			it = whole
+		}
 		dir, err := os.MkdirTemp("", "pcpcat-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		if a, err = toolio.Spill(names, stdin, dir, "input", format.WriterOptions{}, warner(stderr)); err != nil {
+		if it != nil {
+			a, err = toolio.SpillIter(it, dir, "input", format.WriterOptions{}, warner(stderr))
+		} else {
+			a, err = toolio.Spill(names, stdin, dir, "input", format.WriterOptions{}, warner(stderr))
+		}
+		if err != nil {
 			return err
 		}
 	}

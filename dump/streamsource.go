@@ -1,0 +1,88 @@
+package dump
+
+import (
+	"errors"
+	"io"
+
+	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/stream"
+)
+
+// JSONStream is JSON of a record stream that came with its whole metadata
+// up front (meta: a METADATA frame's, docs/stream.md), read as it
+// arrives: it prints what JSON prints of the archive the stream would
+// make. it is the whole stream from its first label. A window must not
+// need the stream's end (pcptime.NeedsEnd): the stream has none to give
+// before it is over, and the window ends only at the end of the stream.
+func JSONStream(w io.Writer, meta *format.Metadata, it stream.Iterator, opts Options) error {
+	return jsonArchive(w, newStreamSource(meta, it), opts)
+}
+
+// CSVStream is CSV of such a stream (see JSONStream).
+func CSVStream(w io.Writer, meta *format.Metadata, it stream.Iterator, opts Options) error {
+	return csvArchive(w, newStreamSource(meta, it), opts)
+}
+
+// streamSource adapts a stream with its metadata to what the JSON and
+// CSV views need: the label and the metadata up front, the records once,
+// no index, no end and no files.
+type streamSource struct {
+	md   *format.Metadata
+	it   stream.Iterator
+	used bool
+}
+
+func newStreamSource(md *format.Metadata, it stream.Iterator) *streamSource {
+	return &streamSource{md: md, it: it}
+}
+
+func (s *streamSource) label() stream.Label                 { return s.md.Label }
+func (s *streamSource) meta() (*format.Metadata, error)     { return s.md, nil }
+func (s *streamSource) index() ([]format.IndexEntry, error) { return nil, nil }
+func (s *streamSource) fileSize(string) (int64, bool)       { return 0, false }
+
+// end: none before the stream is over (the window then ends with it).
+func (s *streamSource) end() (stream.Timestamp, bool, error) { return stream.Timestamp{}, false, nil }
+
+// records gives the stream, once, from its first record (the exporter
+// skips what comes before the window itself). Labels after the first are
+// left out: archives joined in a stream (pcpcat A B), and the volumes of
+// one, make one archive, which has one label.
+func (s *streamSource) records(*stream.Timestamp) stream.CloserIterator {
+	if s.used {
+		return &errIter{err: errors.New("a stream can be read only once")}
+	}
+	s.used = true
+	return &oneLabel{it: s.it}
+}
+
+// oneLabel passes on the records of it but the labels after the first.
+type oneLabel struct {
+	it      stream.Iterator
+	labeled bool
+}
+
+func (o *oneLabel) Next() bool {
+	for o.it.Next() {
+		if _, ok := o.it.At().(*stream.Label); ok {
+			if o.labeled {
+				continue
+			}
+			o.labeled = true
+		}
+		return true
+	}
+	return false
+}
+
+func (o *oneLabel) At() stream.Record { return o.it.At() }
+func (o *oneLabel) Err() error        { return o.it.Err() }
+func (o *oneLabel) Close() error      { return nil }
+
+// errIter is an iterator that fails at once.
+type errIter struct{ err error }
+
+func (e *errIter) Next() bool        { return false }
+func (e *errIter) At() stream.Record { return nil }
+func (e *errIter) Err() error        { return e.err }
+func (e *errIter) Close() error      { return nil }
