@@ -23,6 +23,34 @@ func CSVStream(w io.Writer, meta *format.Metadata, it stream.Iterator, opts Opti
 	return csvArchive(w, newStreamSource(meta, it), opts)
 }
 
+// Source is what the exporters read values from (SourceSamples): an
+// archive, or a record stream that came with its whole metadata, read
+// once as it arrives (see JSONStream for what such a stream allows).
+type Source struct {
+	src  archive
+	name string
+}
+
+// ArchiveSource is the Source of an archive.
+func ArchiveSource(a *format.Archive) Source {
+	return Source{src: newArchiveSource(a), name: a.Base()}
+}
+
+// StreamSource is the Source of a stream and its metadata, called name in
+// messages; it can be read only once.
+func StreamSource(name string, meta *format.Metadata, it stream.Iterator) Source {
+	return Source{src: newStreamSource(meta, it), name: name}
+}
+
+// Label is the archive's label (the stream's first).
+func (s Source) Label() stream.Label { return s.src.label() }
+
+// Meta is the archive's metadata.
+func (s Source) Meta() (*format.Metadata, error) { return s.src.meta() }
+
+// Name is the archive's base name, or the stream's name.
+func (s Source) Name() string { return s.name }
+
 // streamSource adapts a stream with its metadata to what the JSON and
 // CSV views need: the label and the metadata up front, the records once,
 // no index, no end and no files.

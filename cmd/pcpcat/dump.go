@@ -62,37 +62,27 @@ func dumpArchives(c *cli.Context, names []string, v views, stdin *os.File, stdou
 		if err != nil {
 			return err
 		}
-	} else {
-		var it stream.Iterator
-		if len(names) == 0 && (v.json || v.csv) && !v.Reverse && !pcptime.NeedsEnd(v.Start, v.Finish) {
-			in, err := toolio.OpenInputs(nil, stdin, warner(stderr))
-			if err != nil {
-				return err
-			}
-			defer in.Close()
-			meta, whole, ok, err := toolio.WholeStream(in)
-			if err != nil {
-				return err
-			}
-			if ok {
-				if v.json {
-					return dump.JSONStream(stdout, meta, stream.Described(whole), v.Options)
-				}
-				return dump.CSVStream(stdout, meta, stream.Described(whole), v.Options)
-			}
-			it = whole
+	} else if len(names) == 0 {
+		streamOK := (v.json || v.csv) && !v.Reverse && !pcptime.NeedsEnd(v.Start, v.Finish)
+		in, err := toolio.OpenStdin(stdin, "pcpcat-", streamOK, warner(stderr))
+		if err != nil {
+			return err
 		}
+		defer in.Close()
+		if in.Spilled == nil {
+			if v.json {
+				return dump.JSONStream(stdout, in.Meta, stream.Described(in.Iter), v.Options)
+			}
+			return dump.CSVStream(stdout, in.Meta, stream.Described(in.Iter), v.Options)
+		}
+		a = in.Spilled
+	} else {
 		dir, err := os.MkdirTemp("", "pcpcat-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		if it != nil {
-			a, err = toolio.SpillIter(it, dir, "input", format.WriterOptions{}, warner(stderr))
-		} else {
-			a, err = toolio.Spill(names, stdin, dir, "input", format.WriterOptions{}, warner(stderr))
-		}
-		if err != nil {
+		if a, err = toolio.Spill(names, stdin, dir, "input", format.WriterOptions{}, warner(stderr)); err != nil {
 			return err
 		}
 	}

@@ -17,6 +17,8 @@ import (
 	"github.com/pcptools/pcptools/export"
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/toolio"
+	"github.com/pcptools/pcptools/pcptime"
+	"github.com/pcptools/pcptools/stream"
 )
 
 func main() { toolio.Main(run) }
@@ -78,18 +80,17 @@ func action(c *cli.Context, stdin *os.File, stdout, stderr io.Writer) (err error
 	}
 	name, metrics := args[0], args[1:]
 	dopts.Metrics = metrics
-	a, cleanup, err := open(name, stdin, stderr)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
 	out := c.String("o")
 	if c.Bool("parquet") && (out == "" || out == "-") {
 		return toolio.UsageError{Msg: "--parquet needs -o FILE (Parquet is written to a file, not a pipe)"}
 	}
-	// A stream on standard input has been spilled by now: as for pcpcat,
-	// no display of it.
-	pr := toolio.StartProgress(stderr, a.DataSize(), c.Bool("quiet") || name == "-")
+	a, size, cleanup, err := open(name, stdin, dopts, stderr)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	// A stream on standard input: as for pcpcat, no display of it.
+	pr := toolio.StartProgress(stderr, size, c.Bool("quiet") || name == "-")
 	defer func() { pr.Done(err == nil) }()
 	if pr != nil {
 		dopts.OnRecord = pr.Record
@@ -114,28 +115,31 @@ func action(c *cli.Context, stdin *os.File, stdout, stderr io.Writer) (err error
 	return err
 }
 
-// open opens an archive, or spills the stream on standard input ("-") to a
-// temporary one.
-func open(name string, stdin *os.File, stderr io.Writer) (*format.Archive, func(), error) {
+// open opens an archive, or the stream on standard input ("-"): read as
+// it arrives when it brings its whole metadata up front (a METADATA
+// frame) and the window needs no end, else spilled to a temporary archive
+// first. It returns the source, its data size (0 for a stream: no
+// progress display) and what releases it.
+func open(name string, stdin *os.File, dopts dump.Options, stderr io.Writer) (dump.Source, int64, func(), error) {
 	if name != "-" {
 		a, err := format.Open(name, format.WithWarn(warner(stderr)))
-		return a, func() {}, err
+		if err != nil {
+			return dump.Source{}, 0, nil, err
+		}
+		return dump.ArchiveSource(a), a.DataSize(), func() {}, nil
 	}
-	dir, err := os.MkdirTemp("", "pcpexport-")
+	in, err := toolio.OpenStdin(stdin, "pcpexport-", !pcptime.NeedsEnd(dopts.Start, dopts.Finish), warner(stderr))
 	if err != nil {
-		return nil, nil, err
+		return dump.Source{}, 0, nil, err
 	}
-	cleanup := func() { os.RemoveAll(dir) }
-	a, err := toolio.Spill(nil, stdin, dir, "input", format.WriterOptions{}, warner(stderr))
-	if err != nil {
-		cleanup()
-		return nil, nil, err
+	if in.Spilled != nil {
+		return dump.ArchiveSource(in.Spilled), 0, func() { in.Close() }, nil
 	}
-	return a, cleanup, nil
+	return dump.StreamSource("standard input", in.Meta, stream.Described(in.Iter)), 0, func() { in.Close() }, nil
 }
 
 // openMetricsFile writes the text beside out and renames it into place.
-func openMetricsFile(out string, a *format.Archive, dopts dump.Options) (err error) {
+func openMetricsFile(out string, a dump.Source, dopts dump.Options) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(out), ".pcpexport.tmp-*")
 	if err != nil {
 		return err
