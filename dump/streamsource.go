@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/pcptime"
 	"github.com/pcptools/pcptools/stream"
 )
 
@@ -21,6 +22,28 @@ func JSONStream(w io.Writer, meta *format.Metadata, it stream.Iterator, opts Opt
 // CSVStream is CSV of such a stream (see JSONStream).
 func CSVStream(w io.Writer, meta *format.Metadata, it stream.Iterator, opts Options) error {
 	return csvArchive(w, newStreamSource(meta, it), opts)
+}
+
+// DumpStream is Dump of such a stream, for the views Streamable allows.
+func DumpStream(w io.Writer, meta *format.Metadata, it stream.Iterator, opts Options) error {
+	return dumpArchive(w, newStreamSource(meta, it), opts)
+}
+
+// Streamable reports whether Dump's views in opts can be printed from a
+// stream as it arrives (DumpStream), given its metadata up front: all but
+// those that need what only a whole archive has: the label (-l, -L,
+// which print its end), the temporal index (-t), record sizes (-s), -r,
+// a window counted back from the end, and libpcp's traces.
+func Streamable(opts Options) bool {
+	o := opts.normalize()
+	return !o.Label && !o.Index && !o.Sizes && !o.Reverse && !o.TracePDU && o.TraceLog == nil &&
+		!pcptime.NeedsEnd(o.Start, o.Finish)
+}
+
+// ExportStreamable is Streamable for JSON, CSV and SourceSamples: a
+// window that needs no end.
+func ExportStreamable(opts Options) bool {
+	return !opts.Reverse && !pcptime.NeedsEnd(opts.Start, opts.Finish)
 }
 
 // Source is what the exporters read values from (SourceSamples): an

@@ -9,15 +9,16 @@ import (
 	"testing"
 )
 
-// TestDumpStream (issue 14): pcpcat --json and --csv of a stream that came
-// with its metadata (pcpcat ARCHIVE... | pcpcat --json) print what they
-// print of the archive, on every QA archive, and spill nothing (TMPDIR
-// names no directory, so a spill would fail), also with a window counted
-// from the start and a metric selection; on every eighth archive, a
-// window counted back from the end, which needs the stream's end, spills,
-// prints the same and leaves nothing behind, and a stream without a
-// METADATA frame (pcprewrite's) is spilled and prints what the archive
-// the same rewrite writes does.
+// TestDumpStream (issue 14): pcpcat --json and --csv, and the pmdumplog
+// views that need no more than the metadata (-d -i -I -h -e -m -x), of a
+// stream that came with its metadata (pcpcat ARCHIVE... | pcpcat --json)
+// print what they print of the archive, on every QA archive, and spill
+// nothing (TMPDIR names no directory, so a spill would fail), also with a
+// window counted from the start and a metric selection; on every eighth
+// archive, -l (which prints the end) and a window counted back from the
+// end, which need the whole archive, spill, print the same and leave
+// nothing behind, and a stream without a METADATA frame (pcprewrite's) is
+// spilled and prints what the archive the same rewrite writes does.
 func TestDumpStream(t *testing.T) {
 	needPCP(t)
 	conf := filepath.Join(t.TempDir(), "host.conf")
@@ -38,6 +39,9 @@ func TestDumpStream(t *testing.T) {
 			{[]string{"--csv"}, nil, false},
 			{[]string{"--json", "-S", "30s", "-T", "20m"}, nil, false},
 			{[]string{"--csv", "-S", "@00:00"}, []string{"kernel", "sample.bin", "pmcd"}, false},
+			{[]string{"-d", "-i", "-I", "-h", "-e", "-m", "-x"}, nil, false},
+			{[]string{"-m", "-z", "-S", "30s", "-T", "20m"}, []string{"kernel", "sample.bin"}, false},
+			{[]string{"-l"}, nil, true},
 			{[]string{"--json", "-T", "-1m"}, nil, true},
 		} {
 			if c.spills && !some[a] {

@@ -45,8 +45,9 @@ func viewOptions(c *cli.Context, xcount int, metrics []string) views {
 // views need the whole of the metadata before the first value, as
 // pmdumplog has it. A stream that brings its whole metadata up front (a
 // METADATA frame: pcpcat ARCHIVE... sends one) is read as it arrives
-// for --json and --csv, when the window needs no end (it then has none
-// to give before it is over).
+// for --json, --csv and the views that need nothing else
+// (dump.Streamable: not the label, index or sizes, nor a window that
+// needs the end, which a stream has none to give before it is over).
 func dumpArchives(c *cli.Context, names []string, v views, stdin *os.File, stdout, stderr io.Writer) error {
 	if v.json && v.csv {
 		return toolio.UsageError{Msg: "--json and --csv: choose one"}
@@ -63,17 +64,24 @@ func dumpArchives(c *cli.Context, names []string, v views, stdin *os.File, stdou
 			return err
 		}
 	} else if len(names) == 0 {
-		streamOK := (v.json || v.csv) && !v.Reverse && !pcptime.NeedsEnd(v.Start, v.Finish)
+		streamOK := dump.Streamable(v.Options)
+		if v.json || v.csv {
+			streamOK = dump.ExportStreamable(v.Options)
+		}
 		in, err := toolio.OpenStdin(stdin, "pcpcat-", streamOK, warner(stderr))
 		if err != nil {
 			return err
 		}
 		defer in.Close()
 		if in.Spilled == nil {
-			if v.json {
-				return dump.JSONStream(stdout, in.Meta, stream.Described(in.Iter), v.Options)
+			it := stream.Described(in.Iter)
+			switch {
+			case v.json:
+				return dump.JSONStream(stdout, in.Meta, it, v.Options)
+			case v.csv:
+				return dump.CSVStream(stdout, in.Meta, it, v.Options)
 			}
-			return dump.CSVStream(stdout, in.Meta, stream.Described(in.Iter), v.Options)
+			return dump.DumpStream(stdout, in.Meta, it, v.Options)
 		}
 		a = in.Spilled
 	} else {
