@@ -12,8 +12,8 @@ import (
 // JSONStream is JSON of a record stream that came with its whole metadata
 // up front (meta: a METADATA frame's, docs/stream.md), read as it
 // arrives: it prints what JSON prints of the archive the stream would
-// make. it is the whole stream from its first label. A window must not
-// need the stream's end (pcptime.NeedsEnd): the stream has none to give
+// make. it is the whole stream from its first label. The window must not
+// need the stream's end (ExportStreamable): the stream has none to give
 // before it is over, and the window ends only at the end of the stream.
 func JSONStream(w io.Writer, meta *format.Metadata, it stream.Iterator, opts Options) error {
 	return jsonArchive(w, newStreamSource(meta, it), opts)
@@ -74,9 +74,9 @@ func (s Source) Meta() (*format.Metadata, error) { return s.src.meta() }
 // Name is the archive's base name, or the stream's name.
 func (s Source) Name() string { return s.name }
 
-// streamSource adapts a stream with its metadata to what the JSON and
-// CSV views need: the label and the metadata up front, the records once,
-// no index, no end and no files.
+// streamSource adapts a stream with its metadata to what JSON, CSV and
+// the Streamable views need: the label and the metadata up front, the
+// records once, no index, no end and no files.
 type streamSource struct {
 	md   *format.Metadata
 	it   stream.Iterator

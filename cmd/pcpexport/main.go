@@ -17,7 +17,6 @@ import (
 	"github.com/pcptools/pcptools/export"
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/toolio"
-	"github.com/pcptools/pcptools/pcptime"
 	"github.com/pcptools/pcptools/stream"
 )
 
@@ -128,7 +127,7 @@ func open(name string, stdin *os.File, dopts dump.Options, stderr io.Writer) (du
 		}
 		return dump.ArchiveSource(a), a.DataSize(), func() {}, nil
 	}
-	in, err := toolio.OpenStdin(stdin, "pcpexport-", !pcptime.NeedsEnd(dopts.Start, dopts.Finish), warner(stderr))
+	in, err := toolio.OpenStdin(stdin, "pcpexport-", dump.ExportStreamable(dopts), warner(stderr))
 	if err != nil {
 		return dump.Source{}, 0, nil, err
 	}
