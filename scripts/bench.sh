@@ -246,6 +246,9 @@ compare() {
 			ows+=("${r%% *}")
 		fi
 	done
+	# Every run's wall time, for auditing the medians (a table keeps
+	# only the best runs and the median of the pair ratios).
+	echo "bench.sh: $name: wall s, PCP: ${pws[*]:-–}; ours: ${ows[*]:-–}" >&2
 	ROWS+=("$(format_row "$name" "$pt" "$ot" "$(pair_ratios "${#pws[@]}" "${pws[@]}" "${ows[@]}")")")
 }
 
