@@ -42,12 +42,7 @@ type Sample struct {
 // Samples calls f once per CSV row of a, in CSV's order. f must not keep
 // the *Sample it is given.
 func Samples(a *format.Archive, opts Options, f func(*Sample) error) error {
-	return SourceSamples(ArchiveSource(a), opts, f)
-}
-
-// SourceSamples is Samples of an archive or a stream (see Source).
-func SourceSamples(src Source, opts Options, f func(*Sample) error) error {
-	e, err := newExporter(nopWriter{}, src.src, opts)
+	e, err := newExporter(nopWriter{}, newArchiveSource(a), opts)
 	if err != nil {
 		return err
 	}

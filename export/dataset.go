@@ -125,7 +125,7 @@ func exportHost(dir string, h folio.Host, o DatasetOptions, enc int, warn func(e
 			}
 			continue
 		}
-		rows, err := writeParquet(out, dump.ArchiveSource(a), o.Dump, enc, o.Rates, [][2]string{{sourceKey, sig}})
+		rows, err := writeParquet(out, a, o.Dump, enc, o.Rates, [][2]string{{sourceKey, sig}})
 		if err != nil {
 			return err
 		}

@@ -20,7 +20,7 @@ import (
 // returns the number of samples written and of values skipped (strings,
 // aggregates, events: OpenMetrics has numbers only; and a series' second
 // value in one millisecond).
-func OpenMetrics(w io.Writer, a dump.Source, opts dump.Options) (samples, skipped int64, err error) {
+func OpenMetrics(w io.Writer, a *format.Archive, opts dump.Options) (samples, skipped int64, err error) {
 	meta, err := a.Meta()
 	if err != nil {
 		return 0, 0, err
@@ -41,7 +41,7 @@ func OpenMetrics(w io.Writer, a dump.Source, opts dump.Options) (samples, skippe
 	states := map[series]*seriesState{}
 	pcpLabels := newSeriesLabels(meta)
 	var order []*family
-	err = dump.SourceSamples(a, opts, func(s *dump.Sample) error {
+	err = dump.Samples(a, opts, func(s *dump.Sample) error {
 		f := fams[s.PMID]
 		if f == nil {
 			f = newFamily(s, meta)

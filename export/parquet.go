@@ -66,7 +66,7 @@ const batch = 8192
 // Parquet writes the archive a as one long table to the file out: the
 // file appears whole, or not at all (it is written beside out under a
 // temporary name and renamed into place on success).
-func Parquet(out string, a dump.Source, opts dump.Options, extra ...[2]string) (rows int64, err error) {
+func Parquet(out string, a *format.Archive, opts dump.Options, extra ...[2]string) (rows int64, err error) {
 	return writeParquet(out, a, opts, encoders, false, extra)
 }
 
@@ -74,13 +74,13 @@ func Parquet(out string, a dump.Source, opts dump.Options, extra ...[2]string) (
 // metric is its rate per second since the series' last value (NULL for
 // the first, after a <mark> and where the counter went down), and the
 // file's "pcp.rates" metadata says so.
-func ParquetRates(out string, a dump.Source, opts dump.Options, extra ...[2]string) (rows int64, err error) {
+func ParquetRates(out string, a *format.Archive, opts dump.Options, extra ...[2]string) (rows int64, err error) {
 	return writeParquet(out, a, opts, encoders, true, extra)
 }
 
 // writeParquet is Parquet with n encoders (0: one per core), counters as
 // rates or not.
-func writeParquet(out string, a dump.Source, opts dump.Options, n int, rates bool, extra [][2]string) (rows int64, err error) {
+func writeParquet(out string, a *format.Archive, opts dump.Options, n int, rates bool, extra [][2]string) (rows int64, err error) {
 	dir := filepath.Dir(out)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(out)+".tmp-*")
 	if err != nil {
@@ -142,7 +142,7 @@ func writeParquet(out string, a dump.Source, opts dump.Options, n int, rates boo
 		return 0, fmt.Errorf("%s: disk full, nothing written: %w", out, err)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", a.Name(), err)
+		return 0, fmt.Errorf("%s: %w", a.Base(), err)
 	}
 	if err = w.Close(); err != nil {
 		return 0, fmt.Errorf("%s: %w", out, err)
@@ -309,7 +309,7 @@ type encoded struct {
 // row group (one for each worker beyond the first, up to two). With a
 // few batches only, one worker at a time was busy: 14.5 s for the bench
 // archive against 8.9-9.4 s with a group in flight (docs/export.md).
-func writeRowGroups(w *parquet.GenericWriter[Row], a dump.Source, opts dump.Options, wopts []parquet.WriterOption, n int, rt *rater) (int64, error) {
+func writeRowGroups(w *parquet.GenericWriter[Row], a *format.Archive, opts dump.Options, wopts []parquet.WriterOption, n int, rt *rater) (int64, error) {
 	if n <= 0 {
 		n = max(runtime.GOMAXPROCS(0), 1)
 	}
@@ -435,7 +435,7 @@ func writeRowGroups(w *parquet.GenericWriter[Row], a dump.Source, opts dump.Opti
 			inGroup = 0
 		}
 	}
-	err := dump.SourceSamples(a, opts, func(s *dump.Sample) error {
+	err := dump.Samples(a, opts, func(s *dump.Sample) error {
 		if failed.Load() {
 			return errEncoding
 		}

@@ -108,13 +108,7 @@ func TestSummaryLateStream(t *testing.T) {
 // summaryOfPipe runs producer | pcpsummary opts, with TMPDIR=tmp (UTC),
 // and returns pcpsummary's output and exit status.
 func summaryOfPipe(t *testing.T, producer, tmp string, opts []string) (string, int) {
-	return toolOfPipe(t, producer, tmp, "pcpsummary", opts)
-}
-
-// toolOfPipe runs producer | tool opts (one of ours), with TMPDIR=tmp
-// (UTC), and returns the tool's output and exit status.
-func toolOfPipe(t *testing.T, producer, tmp, tool string, opts []string) (string, int) {
-	sh := producer + " 2>/dev/null | TMPDIR=" + tmp + " " + ours(tool) + " " + strings.Join(opts, " ")
+	sh := producer + " 2>/dev/null | TMPDIR=" + tmp + " " + ours("pcpsummary") + " " + strings.Join(opts, " ")
 	cmd := exec.Command("sh", "-c", sh)
 	cmd.Env = append(os.Environ(), "TZ=UTC")
 	out, err := cmd.Output()

@@ -11,7 +11,6 @@ import (
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/toolio"
 	"github.com/pcptools/pcptools/pcptime"
-	"github.com/pcptools/pcptools/stream"
 )
 
 type views struct {
@@ -43,11 +42,7 @@ func viewOptions(c *cli.Context, xcount int, metrics []string) views {
 // dumpArchives prints the views of one archive. Several archives, or a
 // stream on standard input, are first written to a temporary archive: the
 // views need the whole of the metadata before the first value, as
-// pmdumplog has it. A stream that brings its whole metadata up front (a
-// METADATA frame: pcpcat ARCHIVE... sends one) is read as it arrives
-// for --json, --csv and the views that need nothing else
-// (dump.Streamable: not the label, index or sizes, nor a window that
-// needs the end, which a stream has none to give before it is over).
+// pmdumplog has it.
 func dumpArchives(c *cli.Context, names []string, v views, stdin *os.File, stdout, stderr io.Writer) error {
 	if v.json && v.csv {
 		return toolio.UsageError{Msg: "--json and --csv: choose one"}
@@ -63,27 +58,6 @@ func dumpArchives(c *cli.Context, names []string, v views, stdin *os.File, stdou
 		if err != nil {
 			return err
 		}
-	} else if len(names) == 0 {
-		streamOK := dump.Streamable(v.Options)
-		if v.json || v.csv {
-			streamOK = dump.ExportStreamable(v.Options)
-		}
-		in, err := toolio.OpenStdin(stdin, "pcpcat-", streamOK, warner(stderr))
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		if in.Spilled == nil {
-			it := stream.Described(in.Iter)
-			switch {
-			case v.json:
-				return dump.JSONStream(stdout, in.Meta, it, v.Options)
-			case v.csv:
-				return dump.CSVStream(stdout, in.Meta, it, v.Options)
-			}
-			return dump.DumpStream(stdout, in.Meta, it, v.Options)
-		}
-		a = in.Spilled
 	} else {
 		dir, err := os.MkdirTemp("", "pcpcat-")
 		if err != nil {

@@ -17,7 +17,6 @@ import (
 	"github.com/pcptools/pcptools/export"
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/toolio"
-	"github.com/pcptools/pcptools/stream"
 )
 
 func main() { toolio.Main(run) }
@@ -79,17 +78,18 @@ func action(c *cli.Context, stdin *os.File, stdout, stderr io.Writer) (err error
 	}
 	name, metrics := args[0], args[1:]
 	dopts.Metrics = metrics
-	out := c.String("o")
-	if c.Bool("parquet") && (out == "" || out == "-") {
-		return toolio.UsageError{Msg: "--parquet needs -o FILE (Parquet is written to a file, not a pipe)"}
-	}
-	a, size, cleanup, err := open(name, stdin, dopts, stderr)
+	a, cleanup, err := open(name, stdin, stderr)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	// A stream on standard input: as for pcpcat, no display of it.
-	pr := toolio.StartProgress(stderr, size, c.Bool("quiet") || name == "-")
+	out := c.String("o")
+	if c.Bool("parquet") && (out == "" || out == "-") {
+		return toolio.UsageError{Msg: "--parquet needs -o FILE (Parquet is written to a file, not a pipe)"}
+	}
+	// A stream on standard input has been spilled by now: as for pcpcat,
+	// no display of it.
+	pr := toolio.StartProgress(stderr, a.DataSize(), c.Bool("quiet") || name == "-")
 	defer func() { pr.Done(err == nil) }()
 	if pr != nil {
 		dopts.OnRecord = pr.Record
@@ -114,31 +114,28 @@ func action(c *cli.Context, stdin *os.File, stdout, stderr io.Writer) (err error
 	return err
 }
 
-// open opens an archive, or the stream on standard input ("-"): read as
-// it arrives when it brings its whole metadata up front (a METADATA
-// frame) and the window needs no end, else spilled to a temporary archive
-// first. It returns the source, its data size (0 for a stream: no
-// progress display) and what releases it.
-func open(name string, stdin *os.File, dopts dump.Options, stderr io.Writer) (dump.Source, int64, func(), error) {
+// open opens an archive, or spills the stream on standard input ("-") to a
+// temporary one.
+func open(name string, stdin *os.File, stderr io.Writer) (*format.Archive, func(), error) {
 	if name != "-" {
 		a, err := format.Open(name, format.WithWarn(warner(stderr)))
-		if err != nil {
-			return dump.Source{}, 0, nil, err
-		}
-		return dump.ArchiveSource(a), a.DataSize(), func() {}, nil
+		return a, func() {}, err
 	}
-	in, err := toolio.OpenStdin(stdin, "pcpexport-", dump.ExportStreamable(dopts), warner(stderr))
+	dir, err := os.MkdirTemp("", "pcpexport-")
 	if err != nil {
-		return dump.Source{}, 0, nil, err
+		return nil, nil, err
 	}
-	if in.Spilled != nil {
-		return dump.ArchiveSource(in.Spilled), 0, func() { in.Close() }, nil
+	cleanup := func() { os.RemoveAll(dir) }
+	a, err := toolio.Spill(nil, stdin, dir, "input", format.WriterOptions{}, warner(stderr))
+	if err != nil {
+		cleanup()
+		return nil, nil, err
 	}
-	return dump.StreamSource("standard input", in.Meta, stream.Described(in.Iter)), 0, func() { in.Close() }, nil
+	return a, cleanup, nil
 }
 
 // openMetricsFile writes the text beside out and renames it into place.
-func openMetricsFile(out string, a dump.Source, dopts dump.Options) (err error) {
+func openMetricsFile(out string, a *format.Archive, dopts dump.Options) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(out), ".pcpexport.tmp-*")
 	if err != nil {
 		return err
