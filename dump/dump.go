@@ -171,8 +171,13 @@ type dumper struct {
 	src   stream.Iterator // what the records being dumped come from
 
 	metrics map[stream.PMID]*metricInfo
-	tcache  timeCache
-	diff    diffCalc
+	// growing: the records are a stream's, whose metadata comes as it
+	// goes (grow).
+	growing   bool
+	startMeta *format.Metadata // what a growing dumper started from
+	fromStart map[indomKey]int // its instance domain records (grow)
+	tcache    timeCache
+	diff      diffCalc
 }
 
 func dumpArchive(w io.Writer, a archive, opts Options) error {
@@ -184,6 +189,7 @@ func dumpArchive(w io.Writer, a archive, opts Options) error {
 		lab:     a.label(),
 		metrics: map[stream.PMID]*metricInfo{},
 		warn:    opts.Warn,
+		growing: isStream(a),
 	}
 	if d.warn == nil {
 		d.warn = io.Discard
@@ -218,6 +224,7 @@ func (d *dumper) run() error {
 	if d.meta.descErr != nil {
 		return d.meta.descErr
 	}
+	d.startMeta = m
 	if d.opts.TracePDU {
 		d.traceEnd()
 	}

@@ -37,6 +37,7 @@ func newExporter(w io.Writer, a archive, opts Options) (*exporter, error) {
 		lab:     a.label(),
 		metrics: map[stream.PMID]*metricInfo{},
 		warn:    io.Discard,
+		growing: isStream(a),
 	}
 	if opts.Warn != nil {
 		d.warn = opts.Warn
@@ -58,6 +59,7 @@ func newExporter(w io.Writer, a archive, opts Options) (*exporter, error) {
 	if d.meta.descErr != nil {
 		return nil, d.meta.descErr
 	}
+	d.startMeta = m
 	e := &exporter{w: d.w, d: d}
 	if e.win, err = d.window(); err != nil {
 		return nil, err
@@ -101,6 +103,11 @@ func (e *exporter) each(withMeta bool, f func(rec stream.Record) error) error {
 				}
 			}
 		default:
+			if e.d.growing {
+				if err := e.d.growAt(it, rec); err != nil {
+					return err
+				}
+			}
 			if !withMeta {
 				continue
 			}

@@ -31,6 +31,8 @@ type pcpMeta struct {
 	// descErr is set when two descriptors of one PMID disagree: libpcp
 	// then refuses to open the archive.
 	descErr error
+	// nsStale: names were added to ns after its index was built (grow).
+	nsStale bool
 }
 
 type textKey struct {
@@ -472,7 +474,13 @@ func (pm *pcpMeta) addText(t *stream.Text) {
 
 // names returns a metric's names in pmNameAll order (nil when it has
 // none).
-func (pm *pcpMeta) names(p stream.PMID) []string { return pm.ns.byPMID[p] }
+func (pm *pcpMeta) names(p stream.PMID) []string {
+	if pm.nsStale {
+		pm.ns.finish()
+		pm.nsStale = false
+	}
+	return pm.ns.byPMID[p]
+}
 
 // errDescChanged is libpcp's refusal of an archive whose descriptors of
 // one metric disagree (PM_ERR_LOGCHANGETYPE and friends).

@@ -130,6 +130,11 @@ func (d *dumper) dumpValues(w window, pmids []stream.PMID) error {
 			res = r
 		case *stream.Mark:
 		default:
+			if d.growing {
+				if err := d.growAt(it, rec); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		t := rec.Time()

@@ -51,6 +51,37 @@ func TestSummaryStream(t *testing.T) {
 	})
 }
 
+// TestSummaryStreamJoin (issue 14): streams concatenated one after the
+// other ((pcpcat A; pcpcat B) | pcpsummary), the second bringing metrics
+// the first's METADATA frame had not, are summarised as they arrive,
+// nothing spilled, as pcpsummary summarises the archive of the join
+// (pcpcat -o AB A B); pcpreduce, which plans on the frame, refuses such a
+// stream with a message that says so.
+func TestSummaryStreamJoin(t *testing.T) {
+	needPCP(t)
+	dir := t.TempDir()
+	set := grownPieces(t, dir)
+	joined := filepath.Join(dir, "AB")
+	if r := run(slow, nil, ours("pcpcat"), append([]string{"-o", joined}, set...)...); r.code != 0 {
+		t.Fatalf("pcpcat -o: %s", r.stderr)
+	}
+	producer := "(" + ours("pcpcat") + " " + set[0] + "; " + ours("pcpcat") + " " + set[1] + ")"
+	for _, opts := range [][]string{{"-a", "-l"}, {"-x", "-m", "-M", "-i", "-I", "-H", "-F", "-z"}, {"--json", "--percentiles", "50,99"}} {
+		want := run(slow, nil, ours("pcpsummary"), append(append([]string{}, opts...), joined)...)
+		out, code := summaryOfPipe(t, producer, filepath.Join(t.TempDir(), "absent"), opts)
+		if want.code != 0 || out != want.stdout || code != want.code {
+			t.Errorf("%v: two streams (exit %d) differ from their join's archive (exit %d, %s): %s", opts, code, want.code, want.stderr, firstDiff(want.stdout, out))
+		}
+		if !strings.Contains(want.stdout, "swapdev") {
+			t.Fatalf("%v: the join's summary has not the second piece's metrics:\n%s", opts, want.stdout)
+		}
+	}
+	r := run(slow, nil, "sh", "-c", producer+" | "+ours("pcpreduce")+" -o "+filepath.Join(dir, "R"))
+	if r.code == 0 || !strings.Contains(r.stderr, "METADATA frame did not hold") {
+		t.Errorf("pcpreduce of two streams: exit %d, %s; want the frame's refusal", r.code, r.stderr)
+	}
+}
+
 // TestSummaryLateStream (issue 14): a stream without a METADATA frame
 // (pcprewrite's: its metadata depends on its rules) is summarised as it
 // arrives too, taking each descriptor as it comes, and prints what
@@ -108,7 +139,13 @@ func TestSummaryLateStream(t *testing.T) {
 // summaryOfPipe runs producer | pcpsummary opts, with TMPDIR=tmp (UTC),
 // and returns pcpsummary's output and exit status.
 func summaryOfPipe(t *testing.T, producer, tmp string, opts []string) (string, int) {
-	sh := producer + " 2>/dev/null | TMPDIR=" + tmp + " " + ours("pcpsummary") + " " + strings.Join(opts, " ")
+	return toolOfPipe(t, producer, tmp, "pcpsummary", opts)
+}
+
+// toolOfPipe runs producer | tool opts (one of ours), with TMPDIR=tmp
+// (UTC), and returns the tool's output and exit status.
+func toolOfPipe(t *testing.T, producer, tmp, tool string, opts []string) (string, int) {
+	sh := producer + " 2>/dev/null | TMPDIR=" + tmp + " " + ours(tool) + " " + strings.Join(opts, " ")
 	cmd := exec.Command("sh", "-c", sh)
 	cmd.Env = append(os.Environ(), "TZ=UTC")
 	out, err := cmd.Output()

@@ -11,14 +11,16 @@ import (
 
 // OpenStdin reads the record stream on stdin. It is summarised as it
 // arrives when the options need one look at the records and no end up
-// front (CanStream): with its whole metadata when it came with
-// it (a METADATA frame: pcpcat of an archive sends one), or taking the
-// metadata as it comes (pcprewrite's and pcpextract's streams), unless
-// it is a reduced archive (CanStreamLate). Any other is spilled
-// to a scratch archive first (a -S or -T counted back from the end needs
-// the end, -B a second look at the values).
+// front (CanStream), taking the metadata as it comes (pcprewrite's and
+// pcpextract's streams, which have no METADATA frame; and those with
+// one, pcpcat's, which starts from the frame's: a stream concatenated
+// after the first may bring metadata the frame had not), unless it is a
+// reduced archive (CanStreamLate), which is read with the whole metadata
+// of its frame or else spilled. Any other is spilled to a scratch
+// archive first (a -S or -T counted back from the end needs the end, -B
+// a second look at the values).
 func OpenStdin(stdin *os.File, o *Options, warn func(error)) (Archive, error) {
-	s, err := toolio.OpenStdinLate(stdin, "pcpsummary-", CanStream(o), CanStreamLate, warn)
+	s, err := toolio.OpenStdinFrameLate(stdin, "pcpsummary-", CanStream(o), CanStreamLate, warn)
 	if err != nil {
 		return nil, err
 	}

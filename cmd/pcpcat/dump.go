@@ -11,6 +11,7 @@ import (
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/toolio"
 	"github.com/pcptools/pcptools/pcptime"
+	"github.com/pcptools/pcptools/stream"
 )
 
 type views struct {
@@ -39,10 +40,15 @@ func viewOptions(c *cli.Context, xcount int, metrics []string) views {
 	}
 }
 
-// dumpArchives prints the views of one archive. Several archives, or a
-// stream on standard input, are first written to a temporary archive: the
-// views need the whole of the metadata before the first value, as
-// pmdumplog has it.
+// dumpArchives prints the views of one archive, of several joined in
+// time, or of the stream on standard input. Joined archives and streams
+// are read as they come for --csv and the values view (-m), and for
+// --json when the stream starts with a METADATA frame, their metadata
+// filed as it comes (dump.ExportStreamable, dump.Streamable: not with
+// metric names, nor a window counted back from the end, which a stream
+// has none to give before it is over); for the rest they are first
+// written to a temporary archive: the other views need the whole of the
+// metadata, or the archive's end, index or sizes, as pmdumplog has them.
 func dumpArchives(c *cli.Context, names []string, v views, stdin *os.File, stdout, stderr io.Writer) error {
 	if v.json && v.csv {
 		return toolio.UsageError{Msg: "--json and --csv: choose one"}
@@ -59,14 +65,29 @@ func dumpArchives(c *cli.Context, names []string, v views, stdin *os.File, stdou
 			return err
 		}
 	} else {
-		dir, err := os.MkdirTemp("", "pcpcat-")
+		streamOK := dump.Streamable(v.Options)
+		if v.json || v.csv {
+			streamOK = dump.ExportStreamable(v.Options)
+		}
+		// JSON prints the metadata records where they come: a stream
+		// without a METADATA frame may bring them in another order than
+		// the archive it would make gives them back, so it spills.
+		in, err := toolio.OpenGrowing(names, stdin, "pcpcat-", streamOK, !v.json, warner(stderr))
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(dir)
-		if a, err = toolio.Spill(names, stdin, dir, "input", format.WriterOptions{}, warner(stderr)); err != nil {
-			return err
+		defer in.Close()
+		if in.Spilled == nil {
+			it := stream.Described(in.Iter)
+			switch {
+			case v.json:
+				return dump.JSONStream(stdout, in.Meta, it, v.Options)
+			case v.csv:
+				return dump.CSVStream(stdout, in.Meta, it, v.Options)
+			}
+			return dump.DumpStream(stdout, in.Meta, it, v.Options)
 		}
+		a = in.Spilled
 	}
 	switch {
 	case v.json:

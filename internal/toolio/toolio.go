@@ -414,28 +414,38 @@ func ArchiveSink(w *format.Writer) Sink { return archiveSink{w} }
 // spilled. ok is false when the stream has none (the records are then it,
 // for the caller to spill with SpillIter). An empty stream is an error.
 func WholeStream(in *Input) (meta *format.Metadata, it stream.Iterator, ok bool, err error) {
+	meta, recs, it, ok, err := frameOf(in)
+	if ok {
+		it = pipe.Announced(it, recs)
+	}
+	return meta, it, ok, err
+}
+
+// frameOf is WholeStream without the check of the records against the
+// frame (pipe.Announced): it also returns the frame's records.
+func frameOf(in *Input) (meta *format.Metadata, recs []stream.Record, it stream.Iterator, ok bool, err error) {
 	it = in.Iter
 	if !it.Next() {
 		if err := it.Err(); err != nil {
-			return nil, nil, false, err
+			return nil, nil, nil, false, err
 		}
-		return nil, nil, false, errors.New("standard input: the stream holds no records")
+		return nil, nil, nil, false, errors.New("standard input: the stream holds no records")
 	}
 	first := stream.CloneRecord(it.At())
 	it = stream.Prepend(first, it)
 	lab, isLabel := first.(*stream.Label)
 	ms, has := in.Iter.(pipe.MetadataSource)
 	if !isLabel || !has {
-		return nil, it, false, nil
+		return nil, nil, it, false, nil
 	}
-	recs, has := ms.Metadata()
+	recs, has = ms.Metadata()
 	if !has {
-		return nil, it, false, nil
+		return nil, nil, it, false, nil
 	}
 	if meta, err = format.MetadataOf(*lab, recs); err != nil {
-		return nil, nil, false, fmt.Errorf("the stream's METADATA frame: %v", err)
+		return nil, nil, nil, false, fmt.Errorf("the stream's METADATA frame: %v", err)
 	}
-	return meta, pipe.Announced(it, recs), true, nil
+	return meta, recs, it, true, nil
 }
 
 // Stdin is the record stream on standard input, as a tool that reads it
@@ -468,16 +478,68 @@ func OpenStdin(stdin *os.File, prefix string, streamOK bool, warn func(error)) (
 // and the rest of the metadata comes in it, before the data that needs
 // it (docs/stream.md). A nil late takes no such stream as it comes.
 func OpenStdinLate(stdin *os.File, prefix string, streamOK bool, late func(head *format.Metadata) bool, warn func(error)) (*Stdin, error) {
-	in, err := OpenInputs(nil, stdin, warn)
+	return openStdinLate(stdin, prefix, streamOK, late, false, warn)
+}
+
+// OpenStdinFrameLate is OpenStdinLate for a tool whose reading of the
+// metadata as it comes serves a stream with a METADATA frame as well:
+// when late takes the frame's metadata, that is the head (Head set, not
+// Meta) and the records are not checked against the frame
+// (pipe.Announced), so that a stream concatenated after the first may
+// bring metadata of its own, as a scratch archive would take it.
+func OpenStdinFrameLate(stdin *os.File, prefix string, streamOK bool, late func(head *format.Metadata) bool, warn func(error)) (*Stdin, error) {
+	return openStdinLate(stdin, prefix, streamOK, late, true, warn)
+}
+
+func openStdinLate(stdin *os.File, prefix string, streamOK bool, late func(head *format.Metadata) bool, frameLate bool, warn func(error)) (*Stdin, error) {
+	return openStream(nil, stdin, prefix, streamOK, late, frameLate, true, warn)
+}
+
+// OpenGrowing is OpenStdin for a consumer that files metadata as it
+// comes, wherever in the stream it comes (pcpcat's value views), and for
+// several archives joined in time (names) as well as for the stream on
+// stdin (no names): the records are read as they come when streamOK,
+// whether or not a METADATA frame came first, and the metadata of the
+// streams joined after the first (Concatenated) is not refused, as it is
+// for consumers that plan on the frame (pipe.Announced). Meta is then the
+// frame's (a join's: its whole metadata), or else, when late, the
+// metadata before the first data record; the rest comes in Iter. Without
+// late, a stream without the frame is spilled.
+func OpenGrowing(names []string, stdin *os.File, prefix string, streamOK, late bool, warn func(error)) (*Stdin, error) {
+	var lateOK func(*format.Metadata) bool
+	if late {
+		lateOK = func(*format.Metadata) bool { return true }
+	}
+	s, err := openStream(names, stdin, prefix, streamOK, lateOK, false, false, warn)
+	if s != nil && s.Head != nil {
+		s.Meta, s.Head = s.Head, nil
+	}
+	return s, err
+}
+
+// openStream opens the inputs (OpenInputs) and reads them as they come
+// when streamOK: with the frame's metadata (Meta), its records checked
+// against it when announce; or, when late takes it, with the frame's
+// metadata as a head (Head, unchecked: frameLate), or the metadata before
+// the first data record of a stream without a frame (Head). Else it
+// spills them to a scratch archive.
+func openStream(names []string, stdin *os.File, prefix string, streamOK bool, late func(head *format.Metadata) bool, frameLate, announce bool, warn func(error)) (*Stdin, error) {
+	in, err := OpenInputs(names, stdin, warn)
 	if err != nil {
 		return nil, err
 	}
-	meta, it, ok, err := WholeStream(in)
+	meta, recs, it, ok, err := frameOf(in)
 	if err != nil {
 		in.Close()
 		return nil, err
 	}
 	if ok && streamOK {
+		switch {
+		case frameLate && late != nil && late(meta):
+			return &Stdin{Head: meta, Iter: it, in: in}, nil
+		case announce:
+			it = pipe.Announced(it, recs)
+		}
 		return &Stdin{Meta: meta, Iter: it, in: in}, nil
 	}
 	if !ok && streamOK && late != nil {

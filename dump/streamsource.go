@@ -1,0 +1,125 @@
+package dump
+
+import (
+	"errors"
+	"io"
+
+	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/pcptime"
+	"github.com/pcptools/pcptools/stream"
+)
+
+// JSONStream is JSON of a record stream read as it arrives: it prints
+// what JSON prints of the archive the stream would make. meta is the
+// metadata the stream gave before its first data record (its METADATA
+// frame, or the records before it); the rest comes in it, and is filed
+// as it comes (grow). it is the whole stream from its first label. The
+// options must be ExportStreamable: the stream has no end to give before
+// it is over, and names can be looked up only in the whole metadata.
+func JSONStream(w io.Writer, meta *format.Metadata, it stream.Iterator, opts Options) error {
+	return jsonArchive(w, newStreamSource(meta, it), opts)
+}
+
+// CSVStream is CSV of such a stream (see JSONStream).
+func CSVStream(w io.Writer, meta *format.Metadata, it stream.Iterator, opts Options) error {
+	return csvArchive(w, newStreamSource(meta, it), opts)
+}
+
+// DumpStream is Dump of such a stream, for the views Streamable allows.
+func DumpStream(w io.Writer, meta *format.Metadata, it stream.Iterator, opts Options) error {
+	return dumpArchive(w, newStreamSource(meta, it), opts)
+}
+
+// Streamable reports whether Dump's views in opts can be printed from a
+// stream as it arrives (DumpStream): the values view alone (-m, with its
+// time formats and zones), which needs the metadata only as each value
+// comes. The views that list the metadata (-d -e -h -i -I) print it
+// before the first value, whole; -l, -L, -t, -s and -r need what only a
+// whole archive has (its end, its index, its record sizes); a window
+// counted back from the end needs the end; and metric names select what
+// the whole namespace holds under them, in its order.
+func Streamable(opts Options) bool {
+	o := opts.normalize()
+	return o.Values && !o.Descs && !o.LabelSets && !o.HelpText && !o.InDoms && !o.DiskInDoms &&
+		!o.Label && !o.Index && !o.Sizes && !o.Reverse && !o.TracePDU && o.TraceLog == nil &&
+		len(o.Metrics) == 0 && !pcptime.NeedsEnd(o.Start, o.Finish)
+}
+
+// ExportStreamable is Streamable for JSON and CSV: a window that needs no
+// end, and no metric names.
+func ExportStreamable(opts Options) bool {
+	return !opts.Reverse && len(opts.Metrics) == 0 && !pcptime.NeedsEnd(opts.Start, opts.Finish)
+}
+
+// isStream reports whether a is a stream read as it arrives.
+func isStream(a archive) bool {
+	_, ok := a.(*streamSource)
+	return ok
+}
+
+// streamSource adapts a stream with its metadata to what JSON, CSV and
+// the Streamable views need: the label and the metadata up front, the
+// records once, no index, no end and no files.
+type streamSource struct {
+	md   *format.Metadata
+	it   stream.Iterator
+	used bool
+}
+
+func newStreamSource(md *format.Metadata, it stream.Iterator) *streamSource {
+	return &streamSource{md: md, it: it}
+}
+
+func (s *streamSource) label() stream.Label                 { return s.md.Label }
+func (s *streamSource) meta() (*format.Metadata, error)     { return s.md, nil }
+func (s *streamSource) index() ([]format.IndexEntry, error) { return nil, nil }
+func (s *streamSource) fileSize(string) (int64, bool)       { return 0, false }
+
+// end: none before the stream is over (the window then ends with it).
+func (s *streamSource) end() (stream.Timestamp, bool, error) { return stream.Timestamp{}, false, nil }
+
+// records gives the stream, once, from its first record (the exporter
+// skips what comes before the window itself). Labels after the first are
+// left out: archives joined in a stream (pcpcat A B), and the volumes of
+// one, make one archive, which has one label.
+func (s *streamSource) records(*stream.Timestamp) stream.CloserIterator {
+	if s.used {
+		return &errIter{err: errors.New("a stream can be read only once")}
+	}
+	s.used = true
+	return &oneLabel{it: s.it}
+}
+
+// oneLabel passes on the records of it but the labels after the first.
+type oneLabel struct {
+	it      stream.Iterator
+	labeled bool
+}
+
+func (o *oneLabel) Next() bool {
+	for o.it.Next() {
+		if _, ok := o.it.At().(*stream.Label); ok {
+			if o.labeled {
+				continue
+			}
+			o.labeled = true
+		}
+		return true
+	}
+	return false
+}
+
+// Unwrap: the stream's own iterator, where its position is found.
+func (o *oneLabel) Unwrap() stream.Iterator { return o.it }
+
+func (o *oneLabel) At() stream.Record { return o.it.At() }
+func (o *oneLabel) Err() error        { return o.it.Err() }
+func (o *oneLabel) Close() error      { return nil }
+
+// errIter is an iterator that fails at once.
+type errIter struct{ err error }
+
+func (e *errIter) Next() bool        { return false }
+func (e *errIter) At() stream.Record { return nil }
+func (e *errIter) Err() error        { return e.err }
+func (e *errIter) Close() error      { return nil }
