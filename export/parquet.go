@@ -28,6 +28,7 @@ import (
 
 	"github.com/pcptools/pcptools/dump"
 	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/scratch"
 	"github.com/pcptools/pcptools/stream"
 )
 
@@ -82,7 +83,7 @@ func ParquetRates(out string, a *format.Archive, opts dump.Options, extra ...[2]
 // rates or not.
 func writeParquet(out string, a *format.Archive, opts dump.Options, n int, rates bool, extra [][2]string) (rows int64, err error) {
 	dir := filepath.Dir(out)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(out)+".tmp-*")
+	f, err := scratch.CreateTemp(dir, "."+filepath.Base(out)+".tmp-*")
 	if err != nil {
 		return 0, err
 	}
@@ -90,7 +91,7 @@ func writeParquet(out string, a *format.Archive, opts dump.Options, n int, rates
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(tmp)
+			scratch.RemoveAll(tmp)
 		}
 	}()
 	// The mode of the archives format writes.

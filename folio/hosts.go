@@ -14,6 +14,7 @@ import (
 
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/format/compress"
+	"github.com/pcptools/pcptools/internal/scratch"
 )
 
 // Host is one host's archives, by base name, in the order of their labels'
@@ -197,17 +198,17 @@ func hostname() string {
 
 // writeFile writes a folio through a temporary file and a rename.
 func writeFile(path string, f *Folio) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".Folio.tmp*")
+	tmp, err := scratch.CreateTemp(filepath.Dir(path), ".Folio.tmp*")
 	if err != nil {
 		return err
 	}
 	if err := Write(tmp, f); err != nil {
 		tmp.Close()
-		os.Remove(tmp.Name())
+		scratch.RemoveAll(tmp.Name())
 		return err
 	}
 	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
+		scratch.RemoveAll(tmp.Name())
 		return err
 	}
 	return os.Rename(tmp.Name(), path)

@@ -69,6 +69,7 @@ import (
 	"syscall"
 
 	"github.com/pcptools/pcptools/format/compress"
+	"github.com/pcptools/pcptools/internal/scratch"
 	"github.com/pcptools/pcptools/stream"
 )
 
@@ -286,7 +287,7 @@ func (w *Writer) checkFree() error {
 // newFile creates an output file; suffix is its compression ("", ".zst"
 // or ".xz").
 func (w *Writer) newFile(final string, suffix string, async bool) (*outFile, error) {
-	f, err := os.CreateTemp(w.dir, "."+filepath.Base(final)+".tmp*")
+	f, err := scratch.CreateTemp(w.dir, "."+filepath.Base(final)+".tmp*")
 	if err != nil {
 		return nil, fileErr(final, "create", err)
 	}
@@ -1079,52 +1080,66 @@ func (w *Writer) finish() error {
 			return err
 		}
 	}
-	// An archive being replaced (Overwrite) is first moved aside, every
-	// file of it, so that a failure below can put it back as it was.
-	var aside [][2]string // {original, aside}
-	putBack := func() {
-		for _, m := range aside {
-			os.Rename(m[1], m[0])
+	// The renames run under scratch.Hold: a signal that ends the tool
+	// meanwhile waits for them, and the archive is whole or not there.
+	var renamed []string
+	defer func() {
+		for _, t := range renamed {
+			scratch.Forget(t)
 		}
-	}
-	if w.opts.Overwrite {
-		old, err := archiveFiles(w.dir, w.name)
-		if err != nil {
-			return fmt.Errorf("%s: %w", w.base, err)
+	}()
+	if err := scratch.Hold(func() error {
+		// An archive being replaced (Overwrite) is first moved aside, every
+		// file of it, so that a failure below can put it back as it was.
+		var aside [][2]string // {original, aside}
+		putBack := func() {
+			for _, m := range aside {
+				os.Rename(m[1], m[0])
+			}
 		}
-		for i, f := range old {
-			m := [2]string{f, fmt.Sprintf("%s.replaced-%d", w.meta.tmp, i)}
-			if err := os.Rename(m[0], m[1]); err != nil {
+		if w.opts.Overwrite {
+			old, err := archiveFiles(w.dir, w.name)
+			if err != nil {
+				return fmt.Errorf("%s: %w", w.base, err)
+			}
+			for i, f := range old {
+				m := [2]string{f, fmt.Sprintf("%s.replaced-%d", w.meta.tmp, i)}
+				if err := os.Rename(m[0], m[1]); err != nil {
+					putBack()
+					return fileErr(f, "move aside (the archive replaced is unchanged)", err)
+				}
+				aside = append(aside, m)
+			}
+		}
+		order := make([]*outFile, 0, len(w.files))
+		for _, o := range w.files {
+			if o != w.meta {
+				order = append(order, o)
+			}
+		}
+		order = append(order, w.meta)
+		for i, o := range order {
+			if err := os.Rename(o.tmp, o.final); err != nil {
+				// Take back what was already renamed: half an archive in
+				// place is worse than none, and the one replaced comes back.
+				for _, p := range order[:i] {
+					os.Remove(p.final)
+				}
 				putBack()
-				return fileErr(f, "move aside (the archive replaced is unchanged)", err)
+				return fileErr(o.final, "rename into place", err)
 			}
-			aside = append(aside, m)
+			renamed = append(renamed, o.tmp)
+			o.tmp = ""
 		}
-	}
-	order := make([]*outFile, 0, len(w.files))
-	for _, o := range w.files {
-		if o != w.meta {
-			order = append(order, o)
-		}
-	}
-	order = append(order, w.meta)
-	for i, o := range order {
-		if err := os.Rename(o.tmp, o.final); err != nil {
-			// Take back what was already renamed: half an archive in
-			// place is worse than none, and the one replaced comes back.
-			for _, p := range order[:i] {
-				os.Remove(p.final)
+		w.done = true
+		for _, m := range aside {
+			if err := os.Remove(m[1]); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("%s: removing a file of the archive replaced: %w", m[0], err)
 			}
-			putBack()
-			return fileErr(o.final, "rename into place", err)
 		}
-		o.tmp = ""
-	}
-	w.done = true
-	for _, m := range aside {
-		if err := os.Remove(m[1]); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("%s: removing a file of the archive replaced: %w", m[0], err)
-		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	return syncDir(w.dir)
 }
@@ -1166,7 +1181,7 @@ func (w *Writer) Abort() {
 			o.f.Close()
 		}
 		if o.tmp != "" {
-			os.Remove(o.tmp)
+			scratch.RemoveAll(o.tmp)
 			o.tmp = ""
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"os"
 
 	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/scratch"
 	"github.com/pcptools/pcptools/internal/toolio"
 )
 
@@ -38,11 +39,11 @@ func (j *Job) openStream(stdin *os.File) (*source, error) {
 		src.meta, src.version, src.it, src.stream = meta, meta.Label.Version, it, true
 		return src, nil
 	}
-	dir, err := os.MkdirTemp("", "pcprewrite-")
+	dir, err := scratch.MkdirTemp("", "pcprewrite-")
 	if err != nil {
 		return src, err
 	}
-	src.closers = append(src.closers, func() { os.RemoveAll(dir) })
+	src.closers = append(src.closers, func() { scratch.RemoveAll(dir) })
 	a, err := toolio.SpillIter(it, dir, "stdin", format.WriterOptions{KeepVolumes: true}, j.warn)
 	if err != nil {
 		return src, err

@@ -16,6 +16,7 @@ import (
 	"github.com/pcptools/pcptools/dump"
 	"github.com/pcptools/pcptools/export"
 	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/scratch"
 	"github.com/pcptools/pcptools/internal/toolio"
 )
 
@@ -121,11 +122,11 @@ func open(name string, stdin *os.File, stderr io.Writer) (*format.Archive, func(
 		a, err := format.Open(name, format.WithWarn(warner(stderr)))
 		return a, func() {}, err
 	}
-	dir, err := os.MkdirTemp("", "pcpexport-")
+	dir, err := scratch.MkdirTemp("", "pcpexport-")
 	if err != nil {
 		return nil, nil, err
 	}
-	cleanup := func() { os.RemoveAll(dir) }
+	cleanup := func() { scratch.RemoveAll(dir) }
 	a, err := toolio.Spill(nil, stdin, dir, "input", format.WriterOptions{}, warner(stderr))
 	if err != nil {
 		cleanup()
@@ -136,14 +137,14 @@ func open(name string, stdin *os.File, stderr io.Writer) (*format.Archive, func(
 
 // openMetricsFile writes the text beside out and renames it into place.
 func openMetricsFile(out string, a *format.Archive, dopts dump.Options) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(out), ".pcpexport.tmp-*")
+	f, err := scratch.CreateTemp(filepath.Dir(out), ".pcpexport.tmp-*")
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(f.Name())
+			scratch.RemoveAll(f.Name())
 		}
 	}()
 	if err = f.Chmod(0o644); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/scratch"
 	"github.com/pcptools/pcptools/internal/toolio"
 	"github.com/pcptools/pcptools/mmv"
 	"github.com/pcptools/pcptools/pcptime"
@@ -59,6 +60,9 @@ func record(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 			if err := toolio.WriterFlags(c, &o.Writer); err != nil {
 				return err
 			}
+			// SIGINT and SIGTERM end the recording, whose archive is
+			// then finished, not removed.
+			scratch.HandledByTool(os.Interrupt, syscall.SIGTERM)
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if o.Writer.Version == 0 {

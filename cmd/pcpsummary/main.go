@@ -19,12 +19,7 @@ import (
 	"github.com/pcptools/pcptools/summary"
 )
 
-func main() {
-	stop := toolio.ProfileFromEnv()
-	code := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { toolio.Main(run) }
 
 const usageText = `Usage: %s [options] archive [metricname ...]
 

@@ -7,10 +7,12 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/scratch"
 )
 
 // Opt describes one command-line option once. From a list of them a
@@ -240,6 +242,12 @@ func Exit(prog string, err error, stderr io.Writer) int {
 	if errors.As(err, &q) {
 		return q.Code
 	}
+	if scratch.Signaled() || errors.Is(err, syscall.EPIPE) {
+		// A signal ends the tool (scratch.OnSignals), or the reader of
+		// its output has gone: it dies of SIGPIPE, as it would have
+		// without the handler, and says nothing.
+		return 128 + int(syscall.SIGPIPE)
+	}
 	if IsUsage(err) {
 		fmt.Fprintf(stderr, "%s: %v\nTry '%s --help'.\n", prog, err, prog)
 		return ExitUsage
@@ -249,11 +257,14 @@ func Exit(prog string, err error, stderr io.Writer) int {
 }
 
 // Main runs a command's run function with the profile hook and exits.
+// A signal that ends it removes its temporary files first
+// (scratch.OnSignals).
 func Main(run func(args []string, stdin *os.File, stdout, stderr io.Writer) int) {
+	scratch.OnSignals()
 	stop := ProfileFromEnv()
 	code := run(os.Args, os.Stdin, os.Stdout, os.Stderr)
 	stop()
-	os.Exit(code)
+	scratch.Exit(code)
 }
 
 // PCPExists prints what PCP's archive-writing tools print when their

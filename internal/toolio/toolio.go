@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/scratch"
 	"github.com/pcptools/pcptools/pipe"
 	"github.com/pcptools/pcptools/stream"
 )
@@ -554,13 +555,13 @@ func openStream(names []string, stdin *os.File, prefix string, streamOK bool, la
 		}
 	}
 	defer in.Close()
-	dir, err := os.MkdirTemp("", prefix)
+	dir, err := scratch.MkdirTemp("", prefix)
 	if err != nil {
 		return nil, err
 	}
 	a, err := SpillIter(it, dir, "input", format.WriterOptions{}, warn)
 	if err != nil {
-		os.RemoveAll(dir)
+		scratch.RemoveAll(dir)
 		return nil, err
 	}
 	return &Stdin{Spilled: a, dir: dir}, nil
@@ -607,7 +608,7 @@ func (s *Stdin) Close() error {
 	if s.in != nil {
 		return s.in.Close()
 	}
-	return os.RemoveAll(s.dir)
+	return scratch.RemoveAll(s.dir)
 }
 
 // IndexWarning reports whether a reader's warning is about an archive's
