@@ -190,15 +190,17 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 		}
 	}
 	if len(ins) == 0 {
-		// A stream is reduced as it arrives, with its whole metadata up
-		// front (a METADATA frame: pcpcat of an archive sends one) or
-		// taking the metadata as it comes (pcpextract's, pcprewrite's
-		// streams); a reduced archive's stream without the frame, or a
-		// stream whose -S/-T counts back from the end, is spilled
-		// first. As for pcpcat, no progress display of a stream.
+		// A stream is reduced as it arrives, taking the metadata as it
+		// comes (pcpextract's, pcprewrite's streams) from what it
+		// brings up front (a METADATA frame: pcpcat of an archive
+		// sends one; a stream concatenated after the first may bring
+		// more); a reduced archive's stream is read with its frame's
+		// whole metadata, checked against it, or else spilled first, as
+		// is a stream whose -S/-T counts back from the end. As for
+		// pcpcat, no progress display of a stream.
 		opts.NoProgress = true
 		warn := func(err error) { fmt.Fprintf(stderr, "%s: warning: %v\n", prog, err) }
-		in, err := toolio.OpenStdinLate(stdin, "pcpreduce", !pcptime.NeedsEnd(opts.Start, opts.Finish), reduce.CanStreamLate, warn)
+		in, err := toolio.OpenStdinFrameLate(stdin, "pcpreduce", !pcptime.NeedsEnd(opts.Start, opts.Finish), reduce.CanStreamLate, warn)
 		if err != nil {
 			return err
 		}
