@@ -153,6 +153,20 @@ func TestDumpStreamJoin(t *testing.T) {
 	}
 }
 
+// TestDumpJoinRefusedFirst: archives named together whose join fails
+// (another host) are refused before any output, as when the join was
+// spilled first: their join sends no METADATA frame, and without one
+// they are spilled.
+func TestDumpJoinRefusedFirst(t *testing.T) {
+	needPCP(t)
+	for _, opt := range []string{"--csv", "-m", "--json"} {
+		r := run(slow, nil, ours("pcpcat"), opt, filepath.Join(qaDir, "20041125"), filepath.Join(qaDir, "20150105.17.57"))
+		if r.code == 0 || r.stdout != "" || !strings.Contains(r.stderr, "differs") {
+			t.Errorf("pcpcat %s of two hosts: exit %d, %d bytes out, %q; want the host refused before any output", opt, r.code, len(r.stdout), r.stderr)
+		}
+	}
+}
+
 // jsonShape is pcpcat --json's output with the metadata records apart:
 // the other records in order, then the metadata records without their
 // times, sorted.

@@ -505,10 +505,12 @@ func openStdinLate(stdin *os.File, prefix string, streamOK bool, late func(head 
 // for consumers that plan on the frame (pipe.Announced). Meta is then the
 // frame's (a join's: its whole metadata), or else, when late, the
 // metadata before the first data record; the rest comes in Iter. Without
-// late, a stream without the frame is spilled.
+// late, a stream without the frame is spilled; so are archives named
+// together that have none, which is when their join fails (another host,
+// an overlap): the error then comes before any output.
 func OpenGrowing(names []string, stdin *os.File, prefix string, streamOK, late bool, warn func(error)) (*Stdin, error) {
 	var lateOK func(*format.Metadata) bool
-	if late {
+	if late && len(names) == 0 {
 		lateOK = func(*format.Metadata) bool { return true }
 	}
 	s, err := openStream(names, stdin, prefix, streamOK, lateOK, false, false, warn)
