@@ -261,6 +261,16 @@ func undelta(v *indomVersion) {
 	// Guard against prior links that loop, which libpcp's bookkeeping can
 	// produce for out-of-order records; libpcp would not terminate.
 	for d, steps := full.prior, 0; d != nil && steps < 1<<20; steps++ {
+		if !d.isDelta {
+			// A full record met along the prior links (stale after
+			// records out of time order, FuzzStreamViews/e66410e764a87d0d):
+			// the deltas after it build on it, and it stays as it is.
+			if d == v {
+				break
+			}
+			full, d = d, d.prior
+			continue
+		}
 		n := len(full.insts) + len(d.insts)
 		insts := make([]int32, 0, n)
 		names := make([]string, 0, n)
