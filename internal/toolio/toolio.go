@@ -479,7 +479,7 @@ func OpenStdin(stdin *os.File, prefix string, streamOK bool, warn func(error)) (
 // and the rest of the metadata comes in it, before the data that needs
 // it (docs/stream.md). A nil late takes no such stream as it comes.
 func OpenStdinLate(stdin *os.File, prefix string, streamOK bool, late func(head *format.Metadata) bool, warn func(error)) (*Stdin, error) {
-	return openStdinLate(stdin, prefix, streamOK, late, false, warn)
+	return openStream(nil, stdin, prefix, streamOK, late, false, true, warn)
 }
 
 // OpenStdinFrameLate is OpenStdinLate for a tool whose reading of the
@@ -489,11 +489,7 @@ func OpenStdinLate(stdin *os.File, prefix string, streamOK bool, late func(head 
 // (pipe.Announced), so that a stream concatenated after the first may
 // bring metadata of its own, as a scratch archive would take it.
 func OpenStdinFrameLate(stdin *os.File, prefix string, streamOK bool, late func(head *format.Metadata) bool, warn func(error)) (*Stdin, error) {
-	return openStdinLate(stdin, prefix, streamOK, late, true, warn)
-}
-
-func openStdinLate(stdin *os.File, prefix string, streamOK bool, late func(head *format.Metadata) bool, frameLate bool, warn func(error)) (*Stdin, error) {
-	return openStream(nil, stdin, prefix, streamOK, late, frameLate, true, warn)
+	return openStream(nil, stdin, prefix, streamOK, late, true, true, warn)
 }
 
 // OpenGrowing is OpenStdin for a consumer that files metadata as it
