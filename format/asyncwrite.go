@@ -2,6 +2,7 @@ package format
 
 import (
 	"io"
+	"os"
 	"sync"
 )
 
@@ -22,8 +23,8 @@ type asyncWriter struct {
 	w        io.Writer
 	direct   bool          // no goroutine: send writes
 	buf      []byte        // being filled, nil when every chunk is away
-	full     chan []byte   // chunks to write
-	free     chan []byte   // written chunks, back
+	full     chan piece    // chunks and ranges to write
+	free     chan []byte   // written chunks, back (nil for a range)
 	done     chan struct{} // closed when the goroutine has ended
 	made     int           // chunks allocated
 	inflight int           // chunks sent and not yet back
@@ -32,6 +33,16 @@ type asyncWriter struct {
 	size     int           // bytes a chunk holds when sent
 	out      int64         // bytes handed on: written, or sent to the goroutine
 	trial    *writerTrial  // a plain volume's trial of the goroutine, until decided
+
+	// Ranges of other files copied in by the kernel (copyFrom): rc does
+	// it (nil: copyFrom is not offered); rng is the range not yet sent,
+	// of rdup, the writer's own duplicate of the source file rsrc.
+	rc   rangeCopier
+	rng  rawRange
+	rsrc *os.File
+	rdup *os.File
+	// chunks back from the goroutine while ranges were sent
+	spare [][]byte
 
 	mu    sync.Mutex
 	bgErr error // the goroutine's first write error
@@ -74,26 +85,69 @@ func newAsyncWriterSize(w io.Writer, size int) *asyncWriter {
 	a := &asyncWriter{
 		w:    w,
 		size: size,
-		full: make(chan []byte, asyncChunks),
-		free: make(chan []byte, asyncChunks),
+		full: make(chan piece, asyncChunks),
+		free: make(chan []byte, freeRoom),
 		done: make(chan struct{}),
 	}
 	go a.run()
 	return a
 }
 
+// piece is what the goroutine is handed: a chunk to write, or (b nil) a
+// range to copy.
+type piece struct {
+	b []byte
+	r rawRange
+}
+
+// rawRange is n bytes at off of src to copy; last: src is closed after.
+type rawRange struct {
+	src    *os.File
+	off, n int64
+	last   bool
+}
+
+// rangeCopier appends n bytes of src at off to the output (writeback).
+type rangeCopier interface {
+	copyFrom(src *os.File, off, n int64) error
+}
+
+// freeRoom is the room of the channel that hands chunks back: the
+// chunks, and a nil for each range in flight (emitRange takes those back
+// before it sends another; at most asyncChunks+1 are in flight), so that
+// the goroutine never waits to hand one back.
+const freeRoom = 2*asyncChunks + 2
+
+// rawRangeMax bounds a range sent at once, so that the goroutine starts
+// copying while the reader reads on.
+const rawRangeMax = 4 << 20
+
 func (a *asyncWriter) run() {
 	defer close(a.done)
 	var err error
-	for b := range a.full {
+	for p := range a.full {
+		if p.b == nil {
+			if err == nil {
+				err = a.doRange(p.r)
+			} else {
+				a.endRange(p.r)
+			}
+			if err != nil {
+				a.mu.Lock()
+				a.bgErr = err
+				a.mu.Unlock()
+			}
+			a.free <- nil
+			continue
+		}
 		if err == nil {
-			if _, err = a.w.Write(b); err != nil {
+			if _, err = a.w.Write(p.b); err != nil {
 				a.mu.Lock()
 				a.bgErr = err
 				a.mu.Unlock()
 			}
 		}
-		a.free <- b[:0]
+		a.free <- p.b[:0]
 	}
 }
 
@@ -104,19 +158,122 @@ func (a *asyncWriter) chunk() []byte {
 		a.made = 1
 		return make([]byte, 0, 2*a.size)
 	}
-	select {
-	case b := <-a.free:
-		a.inflight--
+	if k := len(a.spare); k > 0 {
+		b := a.spare[k-1]
+		a.spare = a.spare[:k-1]
 		return b
-	default:
+	}
+	for {
+		select {
+		case b := <-a.free:
+			a.inflight--
+			if b != nil {
+				return b
+			}
+			continue // a range's
+		default:
+		}
+		break
 	}
 	if a.made < asyncChunks {
 		a.made++
 		return make([]byte, 0, 2*a.size)
 	}
-	b := <-a.free
-	a.inflight--
-	return b
+	for {
+		b := <-a.free
+		a.inflight--
+		if b != nil {
+			return b
+		}
+	}
+}
+
+// copyFrom appends n bytes of src at off, to be copied by the kernel
+// (rc) in order with the bytes written; consecutive ranges of one file
+// are copied together. src stays the caller's: the writer copies from a
+// duplicate of it, which it closes when done.
+func (a *asyncWriter) copyFrom(src *os.File, off, n int64) error {
+	if err := a.check(); err != nil {
+		return err
+	}
+	if src != a.rsrc {
+		a.emitRange(true)
+		dup, err := dupFile(src)
+		if err != nil {
+			return err
+		}
+		a.rsrc, a.rdup = src, dup
+	}
+	if len(a.buf) > 0 {
+		a.send()
+	}
+	if a.rng.n > 0 && a.rng.off+a.rng.n == off {
+		a.rng.n += n
+	} else {
+		a.emitRange(false)
+		a.rng = rawRange{src: a.rdup, off: off, n: n}
+	}
+	if a.rng.n >= rawRangeMax {
+		a.emitRange(false)
+	}
+	a.step()
+	return a.check()
+}
+
+// emitRange sends the pending range, if any, to be copied; with last,
+// the duplicate source file goes with it, to be closed once copied.
+func (a *asyncWriter) emitRange(last bool) {
+	r := a.rng
+	a.rng = rawRange{}
+	if last {
+		if a.rdup == nil {
+			return
+		}
+		r.src, r.last = a.rdup, true
+		a.rsrc, a.rdup = nil, nil
+	} else if r.n == 0 {
+		return
+	}
+	a.out += r.n
+	if a.direct {
+		if a.err == nil {
+			a.err = a.doRange(r)
+		} else {
+			a.endRange(r)
+		}
+		return
+	}
+	// The goroutine hands back a nil for each range: take those back
+	// before sending, so that free (room for freeRoom) never fills.
+	for drained := false; !drained; {
+		select {
+		case b := <-a.free:
+			a.inflight--
+			if b != nil {
+				a.spare = append(a.spare, b)
+			}
+		default:
+			drained = true
+		}
+	}
+	a.full <- piece{r: r}
+	a.inflight++
+}
+
+// doRange copies r, and closes its source if it was the last.
+func (a *asyncWriter) doRange(r rawRange) error {
+	var err error
+	if r.n > 0 {
+		err = a.rc.copyFrom(r.src, r.off, r.n)
+	}
+	a.endRange(r)
+	return err
+}
+
+func (a *asyncWriter) endRange(r rawRange) {
+	if r.last {
+		r.src.Close()
+	}
 }
 
 func (a *asyncWriter) send() {
@@ -126,7 +283,7 @@ func (a *asyncWriter) send() {
 		return
 	}
 	a.out += int64(len(a.buf))
-	a.full <- a.buf
+	a.full <- piece{b: a.buf}
 	a.inflight++
 	a.buf = nil
 }
@@ -145,6 +302,9 @@ func (a *asyncWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	n := len(p)
+	if a.rng.n > 0 {
+		a.emitRange(false)
+	}
 	if a.direct && len(p) >= a.size {
 		// A slice of a chunk or more (a large result) fills the chunk
 		// being filled, and whole chunks of the rest are written from
@@ -189,6 +349,9 @@ func (a *asyncWriter) space(head, tail int) []byte {
 	if a.err != nil {
 		return nil
 	}
+	if a.rng.n > 0 {
+		a.emitRange(false)
+	}
 	if a.buf == nil {
 		a.buf = a.chunk()
 	}
@@ -223,7 +386,7 @@ func (a *asyncWriter) commit(head, body, tail []byte) (bool, error) {
 		}
 		a.buf = append(a.chunk(), full[a.size:]...)
 		a.out += int64(a.size)
-		a.full <- full[:a.size]
+		a.full <- piece{b: full[:a.size]}
 		a.inflight++
 	}
 	a.step()
@@ -243,6 +406,7 @@ func (a *asyncWriter) writeDirect(b []byte) {
 
 // Flush writes what is buffered and waits until every chunk is written.
 func (a *asyncWriter) Flush() error {
+	a.emitRange(true)
 	if len(a.buf) > 0 {
 		a.send()
 	}
@@ -260,10 +424,13 @@ func (a *asyncWriter) Flush() error {
 // dropped) the chunks already sent. What is still in buf is dropped: Flush
 // first to keep it.
 func (a *asyncWriter) stop() {
-	if a.direct || a.full == nil {
-		return
+	if !a.direct && a.full != nil {
+		close(a.full)
+		<-a.done
+		a.full = nil
 	}
-	close(a.full)
-	<-a.done
-	a.full = nil
+	if a.rdup != nil { // (not flushed: an error)
+		a.rdup.Close()
+		a.rsrc, a.rdup, a.rng = nil, nil, rawRange{}
+	}
 }

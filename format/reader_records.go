@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
+	"github.com/pcptools/pcptools/format/compress"
 	"github.com/pcptools/pcptools/stream"
 )
 
@@ -178,9 +180,36 @@ type archiveIter struct {
 	deferred bool
 	resFile  string
 	resOff   int64
+
+	// The plain file of the open volume (nil when it is compressed), and
+	// where res lies in it when its bytes there are the ones a writer of
+	// the same version would write for it (rawOK): see RawRecord.
+	rawFile *os.File
+	rawOff  int64
+	rawLen  int
+	rawOK   bool
+	tsBuf   [12]byte
 }
 
 func (it *archiveIter) At() stream.Record { return it.cur }
+
+// RawRecord implements RawSource: rec is the result last read, checked,
+// and its bytes in the volume are those a writer of the archive's version
+// encodes for it.
+func (it *archiveIter) RawRecord(rec stream.Record) (RawRecord, bool) {
+	if r, ok := rec.(*stream.Result); !ok || r != &it.res || !it.rawOK {
+		return RawRecord{}, false
+	}
+	return RawRecord{File: it.rawFile, Off: it.rawOff, Len: it.rawLen, Version: it.version}, true
+}
+
+// sameStamp reports whether the timestamp of the data record rec, just
+// decoded into res, encodes back to its own bytes (a v2 microseconds field
+// past a second, read with a warning, does not).
+func (it *archiveIter) sameStamp(rec []byte) bool {
+	ts := AppendTimestamp(it.tsBuf[:0], it.res.T, it.version)
+	return len(rec) >= 4+len(ts) && string(ts) == string(rec[4:4+len(ts)])
+}
 
 // DeferChecks implements stream.CheckDeferrer. A Records iterator defers
 // only before its first record and without From (whose seek falls back to
@@ -464,6 +493,7 @@ func (it *archiveIter) openVolume(i int) error {
 		}
 	}
 	it.df, it.dpath = f, v.path
+	it.rawFile, it.rawOK = compress.PlainOS(f), false
 	vl, err := readLabel(f, v.path, int32(v.num))
 	if err == nil && vl.Version != it.a.label.Version {
 		err = it.a.agree(&vl, v.path, false) // (another host was warned of in Open)
@@ -580,6 +610,8 @@ func (it *archiveIter) nextData() error {
 			err = it.res.Validate()
 		}
 		it.resFile, it.resOff = it.dr.name, off
+		it.rawOK = err == nil && !mark && !it.deferred && it.rawFile != nil && it.sameStamp(rec)
+		it.rawOff, it.rawLen = off, len(rec)
 		if err != nil {
 			if it.seeking {
 				it.rescan(AtFile(err, it.dr.name, off))

@@ -1,6 +1,10 @@
 package format
 
-import "os"
+import (
+	"fmt"
+	"io"
+	"os"
+)
 
 // writebackEvery is how much a file written may grow before its
 // write-back to disk is started (see writeback).
@@ -27,4 +31,29 @@ func (w *writeback) Write(b []byte) (int, error) {
 		w.started = w.written
 	}
 	return n, err
+}
+
+// kernelCopy is copyRange (tests stand in one that cannot copy).
+var kernelCopy = copyRange
+
+// copyFrom appends n bytes of src at off (the kernel's copy where it can
+// make one, else through a buffer), and starts their write-back as Write
+// does.
+func (w *writeback) copyFrom(src *os.File, off, n int64) error {
+	k, ok, err := kernelCopy(w.f, src, off, n)
+	if !ok {
+		k, err = io.CopyN(w.f, io.NewSectionReader(src, off, n), n)
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+	}
+	w.written += k
+	if !w.off && w.written-w.started >= writebackEvery {
+		startWriteback(w.f, w.started, w.written-w.started)
+		w.started = w.written
+	}
+	if err != nil {
+		return fmt.Errorf("copying %d bytes at offset %d of %s: %w", n, off, src.Name(), err)
+	}
+	return nil
 }

@@ -102,6 +102,9 @@ type Writer struct {
 	opts WriterOptions
 	hook fileHook
 
+	raw    RawRecord // WriteRaw's record, while rawSet
+	rawSet bool
+
 	version int
 	// rollPending: the input started a new volume (KeepVolumes).
 	rollPending bool
@@ -309,6 +312,9 @@ func (w *Writer) newFile(final string, suffix string, async bool) (*outFile, err
 	switch {
 	case async && suffix == "":
 		o.aw = newPlainWriter(sink)
+		if wb, ok := sink.(*writeback); ok {
+			o.aw.rc = wb // (not under a test's hook)
+		}
 	case async:
 		o.aw = newAsyncWriterSize(sink, chunk)
 	default:
@@ -951,6 +957,9 @@ func (w *Writer) encodeData(t stream.Timestamp, r *stream.Result) error {
 		return w.vol.write(w.scratch)
 	}
 	n := uint32(DataHeaderSize(w.version) + len(r.Body) + 4)
+	if w.rawFits(t, r, n) {
+		return w.vol.copyFrom(w.raw.File, w.raw.Off, int64(n))
+	}
 	h := appendU32(w.hdr[:0], n)
 	h = AppendTimestamp(h, t, w.version)
 	if w.vol.aw != nil {

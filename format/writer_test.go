@@ -913,6 +913,12 @@ func firstMismatch(a, b []byte) int {
 // copyArchive streams the archive at base through the reader into a new
 // archive at out. It returns the reader's warnings.
 func copyArchive(base, out string, opts WriterOptions) (warns []string, err error) {
+	return copyArchiveWith(base, out, opts, nil)
+}
+
+// copyArchiveWith is copyArchive; with raw, results whose bytes the
+// reader vouches for go through WriteRaw, counted in *raw.
+func copyArchiveWith(base, out string, opts WriterOptions, raw *int) (warns []string, err error) {
 	a, err := Open(base, WithWarn(func(e error) { warns = append(warns, e.Error()) }))
 	if err != nil {
 		return nil, err
@@ -923,8 +929,16 @@ func copyArchive(base, out string, opts WriterOptions) (warns []string, err erro
 	if err != nil {
 		return warns, err
 	}
+	rs, _ := it.(RawSource)
 	for it.Next() {
-		if err := w.Write(it.At()); err != nil {
+		rec := it.At()
+		if r, ok := rs.RawRecord(rec); ok && raw != nil {
+			*raw++
+			err = w.WriteRaw(rec, r)
+		} else {
+			err = w.Write(rec)
+		}
+		if err != nil {
 			w.Abort()
 			return warns, err
 		}

@@ -120,9 +120,11 @@ func (a *asyncWriter) step() {
 	if t == nil || a.out < t.next || a.err != nil {
 		return
 	}
-	if t.phase == 1 && t.parts == trialParts-1 && a.out%int64(t.chunk) != 0 {
+	if t.phase == 1 && t.parts == trialParts-1 && a.out%int64(t.chunk) != 0 && a.rdup == nil {
 		// the goroutine's chunks start where one of their size
-		// would (the page cache takes aligned writes best)
+		// would (the page cache takes aligned writes best); not
+		// where the kernel copies ranges (copyFrom), which have no
+		// chunks to line up and might never line up
 		return
 	}
 	now, cpu, ok := t.clock()
@@ -168,9 +170,10 @@ func (a *asyncWriter) step() {
 // promote starts the goroutine of a direct writer, with chunks of size
 // bytes; what the chunk being filled holds moves to the first of them.
 func (a *asyncWriter) promote(size int) {
+	a.emitRange(false)
 	rest := a.buf
-	a.full = make(chan []byte, asyncChunks)
-	a.free = make(chan []byte, asyncChunks)
+	a.full = make(chan piece, asyncChunks)
+	a.free = make(chan []byte, freeRoom)
 	a.done = make(chan struct{})
 	a.direct, a.size, a.made, a.inflight, a.buf = false, size, 0, 0, nil
 	go a.run()
@@ -183,6 +186,7 @@ func (a *asyncWriter) promote(size int) {
 // writes directly from then on, in asyncChunk chunks: the whole ones of
 // the chunk being filled at once, the rest kept.
 func (a *asyncWriter) demote() {
+	a.emitRange(false)
 	rest := a.buf
 	a.buf = nil
 	for a.inflight > 0 {

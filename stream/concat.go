@@ -262,4 +262,14 @@ func (c *concat) Where() (string, int64, bool) {
 }
 
 func (c *concat) At() Record { return c.cur }
+
+// Source returns the iterator of the archive being read (nil before the
+// first or after the last): the one whose records At gives, apart from
+// the marks the join places.
+func (c *concat) Source() Iterator {
+	if c.i < len(c.its) {
+		return c.its[c.i]
+	}
+	return nil
+}
 func (c *concat) Err() error { return c.err }

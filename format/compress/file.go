@@ -25,6 +25,16 @@ func (f *plainFile) Close() error {
 
 func (f *plainFile) Name() string { return f.name }
 
+// PlainOS returns the open file under f when f is a plain (uncompressed)
+// file as Open gives it, and nil otherwise: its bytes on disk are the
+// bytes f reads.
+func PlainOS(f File) *os.File {
+	if p, ok := f.(*plainFile); ok {
+		return p.File
+	}
+	return nil
+}
+
 func (f *plainFile) Size() int64 {
 	if fi, err := f.File.Stat(); err == nil {
 		return fi.Size()

@@ -154,6 +154,14 @@ type archiveIter struct {
 
 func (it *archiveIter) Unwrap() stream.Iterator { return it.Iterator }
 
+// RawRecord implements format.RawSource: the archive's reader's answer.
+func (it *archiveIter) RawRecord(rec stream.Record) (format.RawRecord, bool) {
+	if rs, ok := it.Iterator.(format.RawSource); ok {
+		return rs.RawRecord(rec)
+	}
+	return format.RawRecord{}, false
+}
+
 // Metadata implements pipe.MetadataSource: the .meta file's records in
 // file order (the order pmlogextract reads them in). Damage in the .meta
 // file gives none: the records then stop at it with its error.
@@ -176,6 +184,19 @@ type concatIter struct {
 	archives []*format.Archive
 	names    []string
 	opts     []format.RecordsOption // the archives' readers'
+}
+
+// RawRecord implements format.RawSource: the answer of the reader whose
+// record rec is (the join passes results on as their readers gave them).
+func (it *concatIter) RawRecord(rec stream.Record) (format.RawRecord, bool) {
+	src, _ := it.Iterator.(interface{ Source() stream.Iterator })
+	if src == nil {
+		return format.RawRecord{}, false
+	}
+	if rs, ok := src.Source().(format.RawSource); ok {
+		return rs.RawRecord(rec)
+	}
+	return format.RawRecord{}, false
 }
 
 // Metadata implements pipe.MetadataSource: the metadata records the join
@@ -335,6 +356,13 @@ func CopyShowing(it stream.Iterator, sink Sink, pr *Progress) (err error) {
 	if ps == nil {
 		ms = nil
 	}
+	// Results that go to an archive as they lie in their input's plain
+	// volume are copied there by the kernel (format.RawSource).
+	rs, _ := it.(format.RawSource)
+	as, _ := sink.(archiveSink)
+	if as.w == nil {
+		rs = nil
+	}
 	it = stream.Described(it)
 	for it.Next() {
 		if ms != nil {
@@ -346,8 +374,15 @@ func CopyShowing(it stream.Iterator, sink Sink, pr *Progress) (err error) {
 			}
 			ms = nil
 		}
-		pr.Record(it.At())
-		if err := sink.Write(it.At()); err != nil {
+		rec := it.At()
+		pr.Record(rec)
+		var err error
+		if raw, ok := rawOf(rs, rec); ok {
+			err = as.w.WriteRaw(rec, raw)
+		} else {
+			err = sink.Write(rec)
+		}
+		if err != nil {
 			sink.Abort(err)
 			return err
 		}
@@ -361,6 +396,13 @@ func CopyShowing(it stream.Iterator, sink Sink, pr *Progress) (err error) {
 		return err
 	}
 	return nil
+}
+
+func rawOf(rs format.RawSource, rec stream.Record) (format.RawRecord, bool) {
+	if rs == nil {
+		return format.RawRecord{}, false
+	}
+	return rs.RawRecord(rec)
 }
 
 // AbortOnPanic, deferred by whoever writes to sink, discards the partial
