@@ -135,16 +135,20 @@ const (
 )
 
 type input struct {
-	name    string
-	it      stream.Iterator
-	closer  interface{ Close() error }
-	inline  bool // metadata arrives in the data stream
-	warmed  bool // its first volume was warmed (warmNext)
-	label   stream.Label
-	state   inState
-	mark    bool // the pending record is an input <mark>
-	res     stream.Result
-	buf     []byte
+	name   string
+	it     stream.Iterator
+	closer interface{ Close() error }
+	inline bool // metadata arrives in the data stream
+	warmed bool // its first volume was warmed (warmNext)
+	label  stream.Label
+	state  inState
+	mark   bool // the pending record is an input <mark>
+	res    stream.Result
+	buf    []byte
+	// raw: where res lies in its input volume, when its body is the
+	// reader's, unchanged (rawOK; see RawRecord)
+	raw     format.RawRecord
+	rawOK   bool
 	last    stream.Timestamp // of the last data record read
 	pid     int64
 	seqnum  int64
@@ -166,6 +170,7 @@ type input struct {
 // Extractor is the merged output, a stream.Iterator: the output label,
 // then metadata and data records. Records are valid until the next Next.
 type Extractor struct {
+	lastPick  *input // whose result was put out last
 	opts      Options
 	ins       []*input
 	store     *metaStore
@@ -562,6 +567,16 @@ func (e *Extractor) Skipped() []stream.PMID { return e.store.skipList }
 // At implements stream.Iterator.
 func (e *Extractor) At() stream.Record { return e.cur }
 
+// RawRecord implements format.RawSource: for an input's result put out
+// as its reader gave it (no metrics selected out of it), where it lies.
+func (e *Extractor) RawRecord(rec stream.Record) (format.RawRecord, bool) {
+	in := e.lastPick
+	if in == nil || !in.rawOK || rec != stream.Record(&in.res) {
+		return format.RawRecord{}, false
+	}
+	return in.raw, true
+}
+
 // Err implements stream.Iterator.
 func (e *Extractor) Err() error { return e.err }
 
@@ -721,6 +736,7 @@ func (e *Extractor) step() error {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	e.out = append(e.out, &pick.res)
+	e.lastPick = pick
 	e.written++
 	return nil
 }

@@ -256,7 +256,7 @@ func (s *Settings) Merge(j Job) (err error) {
 	n := 0
 	for x.Next() {
 		pr.Record(x.At())
-		if err := sink.Write(x.At()); err != nil {
+		if err := toolio.WriteFrom(sink, x, x.At()); err != nil {
 			sink.Abort(err)
 			return err
 		}

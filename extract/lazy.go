@@ -23,6 +23,7 @@ const manyInputs = 64
 // buffer go), at its end or when it is parked.
 func (e *Extractor) release(in *input) error {
 	var err error
+	in.rawOK = false // (its file is closed)
 	if in.closer != nil {
 		err = in.closer.Close()
 		in.closer = nil
@@ -152,6 +153,7 @@ func (e *Extractor) refill(in *input) error {
 			}
 			in.res.T, in.res.Version = r.T, uint8(in.label.Version)
 			in.res.Body = in.res.Body[:0]
+			in.rawOK = false
 			in.mark, in.state = true, stResult
 			return nil
 		case *stream.Result:
@@ -168,10 +170,14 @@ func (e *Extractor) refill(in *input) error {
 				continue
 			}
 			in.res.T, in.res.Version = r.T, r.Version
+			in.rawOK = false
 			if e.noSel && len(e.store.skip) == 0 {
 				// No copy: the body stays valid until this input's
 				// iterator moves on, which is after it is written.
 				in.res.Body = r.Body
+				if rs, ok := in.it.(format.RawSource); ok {
+					in.raw, in.rawOK = rs.RawRecord(r)
+				}
 			} else {
 				var n int
 				var err error

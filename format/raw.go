@@ -23,13 +23,15 @@ import (
 // place while it is copied could give an output that differs from what
 // was checked, as any reader of a file changing under it could.
 
-// RawRecord is where a record lies in a plain file: Len bytes at Off,
-// which are, byte for byte, the record as a writer of Version encodes it.
+// RawRecord is where a result lies in a plain file: Len bytes at Off,
+// which are, byte for byte, the result as a writer of Version encodes it
+// with its timestamp T and its body as read.
 type RawRecord struct {
 	File    *os.File
 	Off     int64
 	Len     int
 	Version int
+	T       stream.Timestamp
 }
 
 // RawSource is an iterator that can say where the record it last gave
@@ -53,7 +55,7 @@ func (w *Writer) WriteRaw(rec stream.Record, raw RawRecord) error {
 // copied from w.raw.
 func (w *Writer) rawFits(t stream.Timestamp, r *stream.Result, n uint32) bool {
 	return w.rawSet && w.raw.File != nil && w.raw.Version == w.version && w.raw.Len == int(n) &&
-		t == r.T && w.vol.aw != nil && w.vol.aw.rc != nil && w.vol.z == nil
+		t == w.raw.T && w.vol.aw != nil && w.vol.aw.rc != nil && w.vol.z == nil
 }
 
 // copyFrom appends n bytes of src at off to the volume.

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	qafix "github.com/pcptools/pcptools/internal/qa"
 )
 
 // openFDs counts the process's open file descriptors.
@@ -165,26 +167,6 @@ func copyArchiveRaw(base, out string, opts WriterOptions) (raw int, err error) {
 	return raw, err
 }
 
-// sameFiles compares every file of two archives byte for byte.
-func sameFiles(t *testing.T, a, b string) {
-	t.Helper()
-	fa, _ := filepath.Glob(a + ".*")
-	fb, _ := filepath.Glob(b + ".*")
-	if len(fa) != len(fb) || len(fa) == 0 {
-		t.Fatalf("%s has files %v, %s has %v", a, fa, b, fb)
-	}
-	for i := range fa {
-		x, err1 := os.ReadFile(fa[i])
-		y, err2 := os.ReadFile(fb[i])
-		if err1 != nil || err2 != nil {
-			t.Fatal(err1, err2)
-		}
-		if !bytes.Equal(x, y) {
-			t.Fatalf("%s and %s differ at byte %d", fa[i], fb[i], firstMismatch(x, y))
-		}
-	}
-}
-
 // TestWriteRawSameBytes: every QA archive copied with the kernel copying
 // the results it can gives the same files as the copy through user
 // space: volumes kept (every archive), or cut anew, or in version 3 (every
@@ -223,7 +205,7 @@ func TestWriteRawSameBytes(t *testing.T) {
 				t.Fatalf("%s %+v: through user space %v, raw %v", name, opts, errPlain, errRaw)
 			}
 			if errPlain == nil {
-				sameFiles(t, plain, viaRaw)
+				qafix.SameFiles(t, plain, viaRaw)
 				copies++
 				raws += n
 			}
@@ -271,5 +253,5 @@ func TestWriteRawStampKept(t *testing.T) {
 	if n != 2 {
 		t.Errorf("%d results copied as they lie, want 2 (the field is carried as it is)", n)
 	}
-	sameFiles(t, plain, viaRaw)
+	qafix.SameFiles(t, plain, viaRaw)
 }

@@ -187,6 +187,7 @@ type archiveIter struct {
 	rawFile *os.File
 	rawOff  int64
 	rawLen  int
+	rawT    stream.Timestamp
 	rawOK   bool
 	tsBuf   [12]byte
 }
@@ -200,7 +201,7 @@ func (it *archiveIter) RawRecord(rec stream.Record) (RawRecord, bool) {
 	if r, ok := rec.(*stream.Result); !ok || r != &it.res || !it.rawOK {
 		return RawRecord{}, false
 	}
-	return RawRecord{File: it.rawFile, Off: it.rawOff, Len: it.rawLen, Version: it.version}, true
+	return RawRecord{File: it.rawFile, Off: it.rawOff, Len: it.rawLen, Version: it.version, T: it.rawT}, true
 }
 
 // sameStamp reports whether the timestamp of the data record rec, just
@@ -611,7 +612,7 @@ func (it *archiveIter) nextData() error {
 		}
 		it.resFile, it.resOff = it.dr.name, off
 		it.rawOK = err == nil && !mark && !it.deferred && it.rawFile != nil && it.sameStamp(rec)
-		it.rawOff, it.rawLen = off, len(rec)
+		it.rawOff, it.rawLen, it.rawT = off, len(rec), it.res.T
 		if err != nil {
 			if it.seeking {
 				it.rescan(AtFile(err, it.dr.name, off))

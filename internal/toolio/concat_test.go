@@ -2,11 +2,11 @@ package toolio
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 
+	qafix "github.com/pcptools/pcptools/internal/qa"
 	"github.com/pcptools/pcptools/pipe"
 	"github.com/pcptools/pcptools/stream"
 )
@@ -18,17 +18,8 @@ import (
 // an archive's first data record, which the join keeps); and there is
 // none for archives the join refuses.
 func TestConcatMetadata(t *testing.T) {
-	qa := "/var/lib/pcp/testsuite/archives"
-	if _, err := os.Stat(qa); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("PCP QA archives missing in CI: %v", err)
-		}
-		t.Skip(err)
-	}
-	multi, _ := filepath.Glob(filepath.Join(qa, "multi", "*.meta"))
-	for i := range multi {
-		multi[i] = multi[i][:len(multi[i])-len(".meta")]
-	}
+	qa := qafix.Need(t)
+	multi := qafix.Multi(t)
 	for _, c := range []struct {
 		names []string
 		ok    bool

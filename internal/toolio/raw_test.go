@@ -1,12 +1,11 @@
 package toolio
 
 import (
-	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/pcptools/pcptools/format"
+	qafix "github.com/pcptools/pcptools/internal/qa"
 	"github.com/pcptools/pcptools/stream"
 )
 
@@ -18,17 +17,8 @@ type hideRaw struct{ stream.Iterator }
 // where they lie), and gives the same files as the copy through user
 // space.
 func TestCopyRaw(t *testing.T) {
-	qa := "/var/lib/pcp/testsuite/archives"
-	if _, err := os.Stat(qa); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("PCP QA archives missing in CI: %v", err)
-		}
-		t.Skip(err)
-	}
-	multi, _ := filepath.Glob(filepath.Join(qa, "multi", "*.meta"))
-	for i := range multi {
-		multi[i] = multi[i][:len(multi[i])-len(".meta")]
-	}
+	qa := qafix.Need(t)
+	multi := qafix.Multi(t)
 	dir := t.TempDir()
 	for k, names := range [][]string{
 		{filepath.Join(qa, "20180127.08.40")},
@@ -79,17 +69,6 @@ func TestCopyRaw(t *testing.T) {
 			}
 			in.Close()
 		}
-		fa, _ := filepath.Glob(outs[0] + ".*")
-		fb, _ := filepath.Glob(outs[1] + ".*")
-		if len(fa) != len(fb) || len(fa) < 3 {
-			t.Fatalf("%v: files %v and %v", names, fa, fb)
-		}
-		for i := range fa {
-			a, _ := os.ReadFile(fa[i])
-			b, _ := os.ReadFile(fb[i])
-			if !bytes.Equal(a, b) {
-				t.Errorf("%v: %s and %s differ", names, fa[i], fb[i])
-			}
-		}
+		qafix.SameFiles(t, outs[0], outs[1])
 	}
 }

@@ -356,13 +356,7 @@ func CopyShowing(it stream.Iterator, sink Sink, pr *Progress) (err error) {
 	if ps == nil {
 		ms = nil
 	}
-	// Results that go to an archive as they lie in their input's plain
-	// volume are copied there by the kernel (format.RawSource).
 	rs, _ := it.(format.RawSource)
-	as, _ := sink.(archiveSink)
-	if as.w == nil {
-		rs = nil
-	}
 	it = stream.Described(it)
 	for it.Next() {
 		if ms != nil {
@@ -376,13 +370,7 @@ func CopyShowing(it stream.Iterator, sink Sink, pr *Progress) (err error) {
 		}
 		rec := it.At()
 		pr.Record(rec)
-		var err error
-		if raw, ok := rawOf(rs, rec); ok {
-			err = as.w.WriteRaw(rec, raw)
-		} else {
-			err = sink.Write(rec)
-		}
-		if err != nil {
+		if err := WriteFrom(sink, rs, rec); err != nil {
 			sink.Abort(err)
 			return err
 		}
@@ -398,11 +386,20 @@ func CopyShowing(it stream.Iterator, sink Sink, pr *Progress) (err error) {
 	return nil
 }
 
-func rawOf(rs format.RawSource, rec stream.Record) (format.RawRecord, bool) {
-	if rs == nil {
-		return format.RawRecord{}, false
+// WriteFrom writes rec, which src (nil: none) gave, to sink: a result
+// going to an archive as it lies in its input's plain volume is copied
+// there by the kernel (format.RawSource, format.Writer.WriteRaw).
+func WriteFrom(sink Sink, src format.RawSource, rec stream.Record) error {
+	if src == nil {
+		return sink.Write(rec)
 	}
-	return rs.RawRecord(rec)
+	switch s := sink.(type) {
+	case archiveSink:
+		if raw, ok := src.RawRecord(rec); ok {
+			return s.w.WriteRaw(rec, raw)
+		}
+	}
+	return sink.Write(rec)
 }
 
 // AbortOnPanic, deferred by whoever writes to sink, discards the partial
