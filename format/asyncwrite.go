@@ -220,6 +220,12 @@ func (a *asyncWriter) copyFrom(src *os.File, off, n int64) error {
 	return a.check()
 }
 
+// continues reports whether off of src is where the range being gathered
+// ends: a copy from there would only lengthen it.
+func (a *asyncWriter) continues(src *os.File, off int64) bool {
+	return a.rng.n > 0 && src == a.rsrc && a.rng.off+a.rng.n == off
+}
+
 // emitRange sends the pending range, if any, to be copied; with last,
 // the duplicate source file goes with it, to be closed once copied.
 func (a *asyncWriter) emitRange(last bool) {

@@ -55,8 +55,18 @@ func (w *Writer) WriteRaw(rec stream.Record, raw RawRecord) error {
 // copied from w.raw.
 func (w *Writer) rawFits(t stream.Timestamp, r *stream.Result, n uint32) bool {
 	return w.rawSet && w.raw.File != nil && w.raw.Version == w.version && w.raw.Len == int(n) &&
-		t == w.raw.T && w.vol.aw != nil && w.vol.aw.rc != nil && w.vol.z == nil
+		t == w.raw.T && w.vol.aw != nil && w.vol.aw.rc != nil && w.vol.z == nil &&
+		(n >= rawCopyMin || w.vol.aw.continues(w.raw.File, w.raw.Off))
 }
+
+// rawCopyMin is the smallest result that starts a range for the kernel to
+// copy; a smaller one goes that way only to go on with the range of the
+// record before it. Small records of inputs taking turns (a merge of
+// copies: a range, and a duplicate of a file, for each record) cost more
+// in system calls than the copy saves: 100 copies of a QA archive merged
+// took 0.17-0.19 s that way against 0.15 s through user space (AMD EPYC
+// family 26).
+const rawCopyMin = 64 << 10
 
 // copyFrom appends n bytes of src at off to the volume.
 func (o *outFile) copyFrom(src *os.File, off, n int64) error {
