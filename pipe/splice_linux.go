@@ -163,3 +163,46 @@ func (s *spliceBuf) Flush() error {
 	}
 	return s.err
 }
+
+// spliceFile is splice(2) (tests stand in one that fails).
+var spliceFile = unix.Splice
+
+// spliceFrom writes what is buffered, then moves n bytes of f at off into
+// the pipe with splice(2): the pipe takes references to f's cached pages.
+// Where the kernel will not (or the reader has gone), the bytes left are
+// read and written instead, and meet the same error, SIGPIPE included,
+// as any other write.
+func (s *spliceBuf) spliceFrom(f *os.File, off int64, n int) error {
+	if err := s.Flush(); err != nil {
+		return err
+	}
+	for n > 0 {
+		k, err := spliceFile(int(f.Fd()), &off, s.fd, nil, n, unix.SPLICE_F_MOVE|unix.SPLICE_F_MORE)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || k <= 0 {
+			break
+		}
+		n -= int(k) // (the kernel moved off on)
+	}
+	if n == 0 {
+		return nil
+	}
+	buf := make([]byte, min(n, 1<<20))
+	for n > 0 && s.err == nil {
+		k, err := f.ReadAt(buf[:min(n, len(buf))], off)
+		if k > 0 {
+			_, s.err = s.f.Write(buf[:k])
+		}
+		if err != nil && s.err == nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF // the file shrank
+			}
+			s.err = &os.PathError{Op: "read", Path: f.Name(), Err: err}
+		}
+		off += int64(k)
+		n -= k
+	}
+	return s.err
+}

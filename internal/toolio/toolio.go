@@ -388,7 +388,9 @@ func CopyShowing(it stream.Iterator, sink Sink, pr *Progress) (err error) {
 
 // WriteFrom writes rec, which src (nil: none) gave, to sink: a result
 // going to an archive as it lies in its input's plain volume is copied
-// there by the kernel (format.RawSource, format.Writer.WriteRaw).
+// there by the kernel (format.RawSource, format.Writer.WriteRaw), and a
+// large one going into a pipe is spliced into it from that volume
+// (pipe.Writer.WriteRaw).
 func WriteFrom(sink Sink, src format.RawSource, rec stream.Record) error {
 	if src == nil {
 		return sink.Write(rec)
@@ -397,6 +399,12 @@ func WriteFrom(sink Sink, src format.RawSource, rec stream.Record) error {
 	case archiveSink:
 		if raw, ok := src.RawRecord(rec); ok {
 			return s.w.WriteRaw(rec, raw)
+		}
+	case *pipeSink:
+		if r, isResult := rec.(*stream.Result); isResult {
+			if raw, ok := src.RawRecord(rec); ok {
+				return s.w.WriteRaw(r, raw)
+			}
 		}
 	}
 	return sink.Write(rec)
