@@ -363,6 +363,14 @@ func TestValueTypeErrors(t *testing.T) {
 func FuzzResultBody(f *testing.F) {
 	f.Add(uint8(3), encodeBody(3, sampleSets()...))
 	f.Add(uint8(2), encodeBody(2, sampleSets()...))
+	// 64-bit values in blocks one after the other, as PCP lays them out:
+	// Validate's quick check of eight at a time.
+	even := bodySet{pmid: stream.NewPMID(1, 2, 8), valfmt: stream.ValDptr}
+	for i := 0; i < 19; i++ {
+		even.vals = append(even.vals, bodyVal{inst: int32(i), vtype: uint8(stream.TypeU64), payload: be64(uint64(i) << 40)})
+	}
+	f.Add(uint8(3), encodeBody(3, append(sampleSets(), even)...))
+	f.Add(uint8(2), encodeBody(2, even))
 	for _, c := range hostileBodies() {
 		f.Add(c.version, c.body)
 	}
