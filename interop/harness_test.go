@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -116,6 +117,23 @@ func lightArchives(t *testing.T) []string {
 	return out
 }
 
+// rotation spreads a test's option sets over its archives: archive i runs
+// set j when (i+j)%k == 0, so that each set runs on a k-th of the archives
+// (every k-th one, each set starting one further on) and each archive runs
+// a k-th of the sets. PCPTOOLS_QA_FULL=1 runs every set on every archive.
+// For the tests that compare our tools with themselves (a direct run with
+// the same run through a pipe), whose cost is the product of the two.
+func rotation(items []string, k int) func(item string, j int) bool {
+	if os.Getenv("PCPTOOLS_QA_FULL") != "" || k <= 1 {
+		return func(string, int) bool { return true }
+	}
+	index := make(map[string]int, len(items))
+	for i, it := range items {
+		index[it] = i
+	}
+	return func(item string, j int) bool { return (index[item]+j)%k == 0 }
+}
+
 // qaArchives returns the base names of PCP's QA archives.
 func qaArchives(t *testing.T) []string {
 	t.Helper()
@@ -133,7 +151,115 @@ type result struct {
 }
 
 // run runs a command with a deadline and TZ=UTC, returning its output.
+// What PCP's own tools print about PCP's fixture archives is asked for by
+// several tests; it is kept for the rest of the run (memoKey).
 func run(timeout time.Duration, stdin []byte, name string, args ...string) result {
+	if key, ok := memoKey(name, stdin, args); ok {
+		e := memoFor("run\x00" + key)
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.done {
+			return e.r
+		}
+		r := runCommand(timeout, stdin, name, args...)
+		if !r.timedOut && len(r.stdout)+len(r.stderr) <= memoMaxBytes {
+			e.r, e.done = r, true
+		}
+		return r
+	}
+	return runCommand(timeout, stdin, name, args...)
+}
+
+// memoMaxBytes bounds the output run keeps in memory for one command.
+const memoMaxBytes = 8 << 20
+
+// memoEntry is what one command line of PCP's printed, once it has run.
+type memoEntry struct {
+	mu     sync.Mutex // held while the command runs: the others wait for it
+	done   bool
+	r      result // run's
+	file   string // outputOf's: a copy of the standard output, in memoDir
+	code   int
+	stderr string
+}
+
+var (
+	memoMu  sync.Mutex
+	memoTab = map[string]*memoEntry{}
+)
+
+func memoFor(key string) *memoEntry {
+	memoMu.Lock()
+	defer memoMu.Unlock()
+	e := memoTab[key]
+	if e == nil {
+		e = &memoEntry{}
+		memoTab[key] = e
+	}
+	return e
+}
+
+// memoKey says whether a command's output may be kept, and under what key:
+// one of PCP's tools that only read (pmdumplog, pmlogcheck, pmlogsummary),
+// the binary PCP installed, no standard input, and arguments naming a
+// fixture under /var/lib/pcp/testsuite and no other file; the key holds
+// the binary, the arguments and the whole environment.
+func memoKey(name string, stdin []byte, args []string) (string, bool) {
+	if stdin != nil || os.Getenv("PCPTOOLS_TEST_NOMEMO") != "" {
+		return "", false
+	}
+	switch name {
+	case "pmdumplog", "pmlogcheck", "pmlogsummary":
+	default:
+		return "", false
+	}
+	path, err := exec.LookPath(name)
+	if err != nil || !strings.HasPrefix(path, "/usr/") {
+		return "", false
+	}
+	fixture := false
+	for _, a := range args {
+		switch {
+		case strings.HasPrefix(a, qaDir+"/") || strings.HasPrefix(a, badDir+"/"):
+			fixture = true
+		case strings.HasPrefix(a, "-"):
+		case strings.Contains(a, "/"):
+			return "", false
+		default:
+			if _, err := os.Stat(a); err == nil {
+				return "", false
+			}
+		}
+	}
+	if !fixture {
+		return "", false
+	}
+	return path + "\x00" + strings.Join(args, "\x00") + "\x00\x00" + strings.Join(os.Environ(), "\x00"), true
+}
+
+// memoDir holds outputOf's kept outputs; TestMain removes it with binDir.
+func memoDir() string { return filepath.Join(binDir, "memo") }
+
+// copyTo copies the file src to a new temporary file in dir.
+func copyTo(t *testing.T, src, dir string) string {
+	t.Helper()
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.CreateTemp(dir, "out-*.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	return out.Name()
+}
+
+func runCommand(timeout time.Duration, stdin []byte, name string, args ...string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
@@ -143,7 +269,9 @@ func run(timeout time.Duration, stdin []byte, name string, args ...string) resul
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
+	t0 := time.Now()
 	err := cmd.Run()
+	logCommand(t0, name, args)
 	r := result{stdout: out.String(), stderr: errb.String()}
 	if ctx.Err() != nil {
 		r.timedOut = true
@@ -156,6 +284,24 @@ func run(timeout time.Duration, stdin []byte, name string, args ...string) resul
 	}
 	return r
 }
+
+// logCommand appends a command's wall time, name and arguments to the file
+// PCPTOOLS_TEST_CMDLOG names, if set: to see where the suite's time goes.
+func logCommand(t0 time.Time, name string, args []string) {
+	path := os.Getenv("PCPTOOLS_TEST_CMDLOG")
+	if path == "" {
+		return
+	}
+	line := fmt.Sprintf("%.3f\t%s\t%s\n", time.Since(t0).Seconds(), strings.TrimPrefix(name, binDir+"/"), strings.Join(args, " "))
+	cmdLogMu.Lock()
+	defer cmdLogMu.Unlock()
+	if f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+		f.WriteString(line)
+		f.Close()
+	}
+}
+
+var cmdLogMu sync.Mutex
 
 // ours is the path of one of our tools, built by TestMain from the
 // module's sources, which the first call opens (openSources): go test's
@@ -211,6 +357,26 @@ func dumpOf(t *testing.T, archive string, args ...string) string {
 // the file, the exit status and standard error.
 func outputOf(t *testing.T, bin string, args ...string) (string, int, string) {
 	t.Helper()
+	key, ok := memoKey(bin, nil, args)
+	if !ok {
+		return outputOfCommand(t, bin, args...)
+	}
+	e := memoFor("file\x00" + key)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.done {
+		f, code, stderr := outputOfCommand(t, bin, args...)
+		if err := os.MkdirAll(memoDir(), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		e.file, e.code, e.stderr, e.done = copyTo(t, f, memoDir()), code, stderr, true
+		return f, code, stderr
+	}
+	return copyTo(t, e.file, t.TempDir()), e.code, e.stderr
+}
+
+func outputOfCommand(t *testing.T, bin string, args ...string) (string, int, string) {
+	t.Helper()
 	out, err := os.CreateTemp(t.TempDir(), "out-*.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +389,9 @@ func outputOf(t *testing.T, bin string, args ...string) (string, int, string) {
 	cmd.Stdout = out
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
+	t0 := time.Now()
 	err = cmd.Run()
+	logCommand(t0, bin, args)
 	if ctx.Err() != nil {
 		t.Fatalf("%s %v did not finish in %v", bin, args, slow)
 	}

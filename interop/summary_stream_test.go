@@ -10,15 +10,18 @@ import (
 
 // TestSummaryStream (issue 14): pcpsummary of a stream that came with its
 // metadata (pcpcat ARCHIVE | pcpsummary) prints what pcpsummary ARCHIVE
-// prints, on every QA archive, and spills nothing (TMPDIR names no
+// prints, each option set on half the QA archives (rotation: every
+// archive runs half of them), and spills nothing (TMPDIR names no
 // directory, so a spill would fail), also with a window counted from the
 // start (-S, -T); with -B, which needs a second look at the values, or a
 // -T counted back from the end, it spills, prints the same, and leaves
 // nothing behind.
 func TestSummaryStream(t *testing.T) {
 	needPCP(t)
-	forEach(t, lightArchives(t), func(t *testing.T, a string) {
-		for _, c := range []struct {
+	all := lightArchives(t)
+	runs := rotation(all, 2)
+	forEach(t, all, func(t *testing.T, a string) {
+		for j, c := range []struct {
 			opts   []string
 			spills bool
 		}{
@@ -32,6 +35,9 @@ func TestSummaryStream(t *testing.T) {
 			{[]string{"-S", "2m", "--json"}, false},
 			{[]string{"-T", "-1m", "-a"}, true},
 		} {
+			if !runs(a, j) {
+				continue
+			}
 			opts := c.opts
 			want := run(slow, nil, ours("pcpsummary"), append(append([]string{}, opts...), a)...)
 			// Unless it must spill, TMPDIR names no directory: a spill
@@ -108,7 +114,7 @@ func TestSummaryStreamJoin(t *testing.T) {
 // (pcprewrite's: its metadata depends on its rules) is summarised as it
 // arrives too, taking each descriptor as it comes, and prints what
 // pcpsummary prints of the archive the same rewrite writes, on every QA
-// archive, with nothing spilled (TMPDIR names no directory); a reduced
+// archive (the option sets in rotation), with nothing spilled (TMPDIR names no directory); a reduced
 // archive's stream (pcpreduce's, whose aggregates are matched with their
 // metrics before any record is read) is spilled, and prints the same.
 func TestSummaryLateStream(t *testing.T) {
@@ -118,16 +124,21 @@ func TestSummaryLateStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	pipe := summaryOfPipe
-	forEach(t, lightArchives(t), func(t *testing.T, a string) {
+	all := lightArchives(t)
+	runs := rotation(all, 2)
+	forEach(t, all, func(t *testing.T, a string) {
 		rw := filepath.Join(t.TempDir(), "rw")
 		if r := run(slow, nil, ours("pcprewrite"), "-c", conf, a, "-o", rw); r.code != 0 {
 			t.Fatalf("pcprewrite refuses it: %s", r.stderr) // (none of the light archives is refused)
 		}
-		for _, opts := range [][]string{
+		for j, opts := range [][]string{
 			{"-a", "-l"},
 			{"--json", "--percentiles", "50,99"},
 			{"-S", "30s", "-T", "20m", "-x", "-z"},
 		} {
+			if !runs(a, j) {
+				continue
+			}
 			want := run(slow, nil, ours("pcpsummary"), append(append([]string{}, opts...), rw)...)
 			tmp := filepath.Join(t.TempDir(), "absent")
 			out, code := pipe(t, ours("pcprewrite")+" -c "+conf+" "+a, tmp, opts)

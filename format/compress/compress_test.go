@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -202,6 +203,52 @@ func TestWholeDecodeSpills(t *testing.T) {
 				if e.Name() != filepath.Base(p) {
 					t.Errorf("left behind in TempDir: %s", e.Name())
 				}
+			}
+		})
+	}
+}
+
+// TestWholeXZInMemory: an xz file whose blocks are too large to cache but
+// fit in memory is decoded block by block by the fast LZMA2 decoder into
+// buffers the in-memory spill keeps (whole chunks, or copied after a block
+// that left a short chunk), the same bytes as the generic decoder gives;
+// a block whose check does not match is an error naming the block.
+func TestWholeXZInMemory(t *testing.T) {
+	plain := testData(1<<20+12345, 6)
+	for _, rt := range []roundTrip{
+		{"single-block", ".xz", tool("xz", "-c", "-0")},
+		{"uneven-blocks", ".xz", tool("xz", "-c", "-0", "--block-size=300001")},
+	} {
+		t.Run(rt.name, func(t *testing.T) {
+			comp := rt.make(t, plain)
+			for _, generic := range []bool{false, true} {
+				o := Options{MaxSegment: 64 << 10, genericXZ: generic}
+				before := xzWholeInMemory.Load()
+				f, err := openBytes(t, o, "in.xz", comp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, ok := f.(*file).src.(*memSource); !ok {
+					t.Fatalf("source is %T, want memory", f.(*file).src)
+				}
+				if n := xzWholeInMemory.Load() - before; n == 0 {
+					t.Errorf("generic %v: no block decoded whole into memory", generic)
+				}
+				checkFile(t, f, plain)
+				f.Close()
+			}
+			// The last 8 bytes before the index hold the first block's
+			// CRC64 in the single-block file: flip one.
+			if rt.name == "single-block" {
+				bad := bytes.Clone(comp)
+				idx := bytes.LastIndex(bad, []byte{0x00, 0x01}) // index indicator, one record
+				bad[idx-1] ^= 0x40
+				_, err := openBytes(t, Options{MaxSegment: 64 << 10}, "bad.xz", bad)
+				mustFormatError(t, err, "bad.xz")
+				if !strings.Contains(err.Error(), "block 0") && !strings.Contains(err.Error(), "block 1") {
+					t.Errorf("error does not name the block: %v", err)
+				}
+				t.Log(err)
 			}
 		})
 	}

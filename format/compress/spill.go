@@ -70,6 +70,29 @@ func (s *spill) Write(p []byte) (int, error) {
 	return total, nil
 }
 
+// roomFor reports whether n more bytes fit in memory.
+func (s *spill) roomFor(n int64) bool {
+	return s.f == nil && n >= 0 && n <= s.memLimit-s.n && n <= s.maxSize-s.n
+}
+
+// adopt appends buf, which the spill then owns, without copying it: it is
+// cut into chunkSize pieces where the chunks so far end on a chunk
+// boundary, and copied by Write otherwise. roomFor(len(buf)) must hold.
+func (s *spill) adopt(buf []byte) {
+	if k := len(s.chunks); k > 0 && len(s.chunks[k-1]) < chunkSize {
+		s.Write(buf) // cannot fail: roomFor
+		return
+	}
+	for len(buf) > 0 {
+		m := min(len(buf), chunkSize)
+		// A full slice expression: a later Write appending to a short
+		// last chunk reallocates it instead of writing past it.
+		s.chunks = append(s.chunks, buf[:m:m])
+		buf = buf[m:]
+		s.n += int64(m)
+	}
+}
+
 func (s *spill) toFile() error {
 	f, err := os.CreateTemp(s.dir, "pcptools-decompress-*")
 	if err != nil {
