@@ -174,9 +174,22 @@ func (s *summarizer) parallelPass(accs []*accumulator, binning bool) error {
 	if binning {
 		seen = nil
 	}
+	// Batches are made as the reader needs them, up to batchPool: a
+	// small archive fits one, and zeroing the pool's 9 MiB up front
+	// cost more than summarising it.
 	free := make(chan *batch, batchPool)
-	for range batchPool {
-		free <- &batch{buf: make([]byte, 0, batchBytes), recs: make([]batchRec, 0, batchRecs)}
+	made := 0
+	take := func() *batch {
+		select {
+		case b := <-free:
+			return b
+		default:
+		}
+		if made < batchPool {
+			made++
+			return &batch{buf: make([]byte, 0, batchBytes), recs: make([]batchRec, 0, batchRecs)}
+		}
+		return <-free
 	}
 	var stop atomic.Bool
 	errs := make([]error, len(accs))
@@ -205,13 +218,13 @@ func (s *summarizer) parallelPass(accs []*accumulator, binning bool) error {
 			}
 		}()
 	}
-	b := <-free
+	b := take()
 	send := func() {
 		b.refs.Store(int32(len(accs)))
 		for _, c := range ins {
 			c <- b
 		}
-		b = <-free
+		b = take()
 	}
 	past := false // the window ended before the records did
 	var shapeErr error

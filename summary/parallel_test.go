@@ -41,29 +41,35 @@ func TestWorkersAgree(t *testing.T) {
 		{JSON: true, Percentiles: []float64{50, 99}},
 		{Sum: true, Start: "@00:00:05"},
 	}
-	run := func(path string, o Options, workers int) (string, string) {
-		a, err := format.Open(path)
-		if err != nil {
-			return "", "open: " + err.Error()
-		}
+	// One open archive serves every run on it: its volumes are
+	// decompressed once, not once per run.
+	run := func(a *format.Archive, o Options, workers int) (string, string) {
 		var out bytes.Buffer
 		o.Workers, o.Location, o.Precision = workers, time.UTC, DefaultPrecision
-		err = Run(&out, a, o)
+		err := Run(&out, a, o)
 		msg := ""
 		if err != nil {
 			msg = err.Error()
 		}
 		return out.String(), msg
 	}
+	// Each archive runs half the option sets (archive k the sets i with
+	// i+k even), each set half the archives; PCPTOOLS_QA_FULL=1 runs
+	// them all, as interop's rotation does.
+	full := os.Getenv("PCPTOOLS_QA_FULL") != ""
 	compared := 0
-	for _, p := range paths {
+	for k, p := range paths {
+		a, err := format.Open(p)
+		if err != nil {
+			continue // a bad archive: nothing to summarise
+		}
 		for i, o := range sets {
-			want, werr := run(p, o, 1)
-			if strings.HasPrefix(werr, "open: ") {
-				break // a bad archive: nothing to summarise
+			if !full && (i+k)%2 != 0 {
+				continue
 			}
+			want, werr := run(a, o, 1)
 			for _, n := range []int{3} { // (two, the default on CI, meets pmlogsummary in interop)
-				got, gerr := run(p, o, n)
+				got, gerr := run(a, o, n)
 				if got != want || gerr != werr {
 					t.Errorf("%s, option set %d, %d workers: differs from one worker\n got (%s):\n%s\nwant (%s):\n%s",
 						filepath.Base(p), i, n, gerr, got, werr, want)
