@@ -38,7 +38,7 @@ var logTraceHeavy = map[string]bool{"pcp-pidstat-process-args": true, "20180416.
 // libpcp prints uninitialised memory.
 func TestDumpLogTraceLikePCP(t *testing.T) {
 	needPCP(t)
-	archives := qaArchives(t)
+	archives := withoutBulky(t, qaArchives(t))
 	bad, metas := badArchiveMetas(t)
 	type job struct {
 		name string
@@ -136,7 +136,7 @@ func TestDumpLogTraceLikePCP(t *testing.T) {
 // backwards on a third of them.
 func TestDumpLibpcpReadsLikePCP(t *testing.T) {
 	needPCP(t)
-	archives := qaArchives(t)
+	archives := withoutBulky(t, qaArchives(t))
 	_, metas := badArchiveMetas(t)
 	var jobs []string
 	args := map[string][]string{}

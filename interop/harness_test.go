@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"io/fs"
@@ -17,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -100,6 +102,70 @@ var metaSuffix = regexp.MustCompile(`\.meta(\.(xz|lzma|bz2|bz|gz|Z|z|zst))?$`)
 // to keep CI within its time.
 var heavy = map[string]bool{"pcp-pidstat-process-args": true, "20180416.10.00": true}
 
+// bulky are the QA archives that cost the most test time after the heavy
+// ones (a command log of a whole run, PCPTOOLS_TEST_CMDLOG: each took 40
+// to 200 s of CPU over all tests, half of that pmdumplog's, where a
+// typical archive takes 2 s). The tests that compare PCP's tools with ours
+// over every QA archive (views, copies, merges, rewrites, reductions,
+// summaries, redaction, and each of those through a pipe) run them all;
+// the others (libpcp's debugging traces, xz volumes, --shape) take
+// sampledArchives or withoutBulky: each runs a bulky archive or not by a hash
+// of the test's name and the archive's, so that each test runs about half
+// of them and each is covered by about half of those tests, the same ones
+// on every run.
+var bulky = []string{"bozo-20170904", "20201109", "20130706", "20180606",
+	"pcp-pidstat-process-states", "20180102", "pcp-zeroconf"}
+
+// costly reports whether a subtest's name names a heavy or bulky archive
+// (the name is the archive's, or has it after a prefix: stock_20201109).
+func costly(name string) bool {
+	for h := range heavy {
+		if strings.Contains(name, h) {
+			return true
+		}
+	}
+	for _, b := range bulky {
+		if strings.Contains(name, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// bulkySkipped returns the bulky archives this test leaves out (none with
+// PCPTOOLS_QA_FULL), as a set and in bulky's order.
+func bulkySkipped(t *testing.T) (map[string]bool, []string) {
+	skip := map[string]bool{}
+	if os.Getenv("PCPTOOLS_QA_FULL") != "" {
+		return skip, nil
+	}
+	name := strings.SplitN(t.Name(), "/", 2)[0]
+	var skipped []string
+	for _, b := range bulky {
+		if sum := sha256.Sum256([]byte(name + "\x00" + b)); sum[0]&1 != 0 {
+			skip[b] = true
+			skipped = append(skipped, b)
+		}
+	}
+	return skip, skipped
+}
+
+// withoutBulky returns archives without the bulky ones this test leaves
+// out (bulkySkipped).
+func withoutBulky(t *testing.T, archives []string) []string {
+	skip, skipped := bulkySkipped(t)
+	var out []string
+	for _, a := range archives {
+		if !skip[filepath.Base(a)] {
+			out = append(out, a)
+		}
+	}
+	if len(skipped) > 0 {
+		t.Logf("the bulky %v left out (PCPTOOLS_QA_FULL=1 includes them)", skipped)
+	}
+	return out
+}
+
 // lightArchives returns qaArchives without the heavy ones, unless
 // PCPTOOLS_QA_FULL is set.
 func lightArchives(t *testing.T) []string {
@@ -115,6 +181,12 @@ func lightArchives(t *testing.T) []string {
 	}
 	t.Logf("%d heavy archives left out (PCPTOOLS_QA_FULL=1 includes them)", len(all)-len(out))
 	return out
+}
+
+// sampledArchives returns lightArchives without the half of bulky this
+// test leaves out.
+func sampledArchives(t *testing.T) []string {
+	return withoutBulky(t, lightArchives(t))
 }
 
 // rotation spreads a test's option sets over its archives: archive i runs
@@ -318,6 +390,18 @@ var sourcesOnce sync.Once
 // mostly waiting for PCP's tools).
 func forEach(t *testing.T, items []string, f func(t *testing.T, item string)) {
 	t.Helper()
+	// The costly archives start first, so that the last subtests to
+	// finish are short ones and both cores stay busy to the end.
+	first := make([]string, 0, len(items))
+	var rest []string
+	for _, it := range items {
+		if costly(filepath.Base(it)) {
+			first = append(first, it)
+		} else {
+			rest = append(rest, it)
+		}
+	}
+	items = append(first, rest...)
 	t.Run("all", func(t *testing.T) {
 		for _, it := range items {
 			it := it
@@ -402,6 +486,81 @@ func outputOfCommand(t *testing.T, bin string, args ...string) (string, int, str
 		t.Fatalf("%s: %v", bin, err)
 	}
 	return out.Name(), code, errb.String()
+}
+
+// sameOutputs compares two archives written by two tools (PCP's, theirs,
+// and ours, mine) under pmdumplog's flags, and returns "" when they read
+// the same, or where their dumps first differ. Where every file of the two
+// (volumes, .meta, .index) holds the same bytes but for the writer's PID
+// in its label, pmdumplog's output is the same by construction (its PID
+// line aside, which sameDump skips too), and the dumps are not made
+// (PCPTOOLS_QA_FULL=1 makes them): most of PCP's output and ours are such
+// twins, and dumping them was a third of the interop tests' time.
+func sameOutputs(t *testing.T, theirs, mine string, flags ...string) string {
+	t.Helper()
+	if os.Getenv("PCPTOOLS_QA_FULL") == "" && twins(theirs, mine) {
+		twinCount.Add(1)
+		return ""
+	}
+	return sameDump(dumpOf(t, theirs, flags...), dumpOf(t, mine, flags...), theirs, mine)
+}
+
+// twinCount counts the pairs sameOutputs found byte for byte the same.
+var twinCount atomic.Int32
+
+// twins reports whether archives a and b have the same files, each with
+// the same bytes but for bytes 8-11, the PID of the label every file of an
+// archive begins with (a record length, the magic number, then the PID).
+func twins(a, b string) bool {
+	fa, _ := filepath.Glob(a + ".*")
+	fb, _ := filepath.Glob(b + ".*")
+	if len(fa) == 0 || len(fa) != len(fb) {
+		return false
+	}
+	for _, f := range fa {
+		g := b + strings.TrimPrefix(f, a)
+		if !sameButPID(f, g) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameButPID compares two files, bytes 8-11 aside.
+func sameButPID(f, g string) bool {
+	sf, err1 := os.Stat(f)
+	sg, err2 := os.Stat(g)
+	if err1 != nil || err2 != nil || sf.Size() != sg.Size() || sf.Size() < 12 {
+		return false
+	}
+	ff, err := os.Open(f)
+	if err != nil {
+		return false
+	}
+	defer ff.Close()
+	gf, err := os.Open(g)
+	if err != nil {
+		return false
+	}
+	defer gf.Close()
+	bf, bg := make([]byte, 1<<20), make([]byte, 1<<20)
+	for first := true; ; first = false {
+		n, errf := io.ReadFull(ff, bf)
+		m, errg := io.ReadFull(gf, bg)
+		if n != m {
+			return false
+		}
+		if first {
+			copy(bf[8:12], bg[8:12])
+		}
+		if !bytes.Equal(bf[:n], bg[:m]) {
+			return false
+		}
+		if errf != nil || errg != nil {
+			return errf == errg || (errf == io.ErrUnexpectedEOF && errg == io.ErrUnexpectedEOF) ||
+				(errf == io.EOF && errg == io.EOF)
+		}
+	}
 }
 
 // sameDump compares two dump files line by line, ignoring the pmlogger PID

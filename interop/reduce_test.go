@@ -134,7 +134,7 @@ func checkReduce(t *testing.T, pcp, ourBin, archive, set string, args []string) 
 	view := []string{"-a", "-e", "-h", "-I"}
 	// pmdumplog names the archive only in its complaints (an empty
 	// output when the window holds no data).
-	if d := sameDump(dumpOf(t, want, view...), dumpOf(t, got, view...), want, got); d != "" {
+	if d := sameOutputs(t, want, got, view...); d != "" {
 		t.Errorf("%s: pmdumplog -a -e -h -I differs at %s", set, d)
 	}
 	wf, gf := checkFindings(want), checkFindings(got)

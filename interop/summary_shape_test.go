@@ -20,7 +20,7 @@ var (
 // pmlogsize reads.
 func TestSummaryShape(t *testing.T) {
 	needPCP(t)
-	forEach(t, lightArchives(t), func(t *testing.T, a string) {
+	forEach(t, sampledArchives(t), func(t *testing.T, a string) {
 		ps := run(slow, nil, "pmlogsize", "-d", a)
 		if ps.code != 0 {
 			t.Skipf("pmlogsize fails (%d): %s", ps.code, ps.stderr)
