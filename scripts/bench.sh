@@ -539,7 +539,11 @@ echo
 # themselves "AMD EPYC" differ by family): a run replaces its host's
 # section and leaves the others (a target counts only where it holds on
 # every host recorded).
-if [ "$record" = 1 ]; then
+if [ "$record" = 1 ] && [ -n "$only" ]; then
+	# A partial run would replace the host's whole table with its few
+	# rows (it did, 2026-12-02): its rows are printed above instead.
+	echo "bench.sh: --only: the host's section of docs/benchmarks.md is left as it is (the rows above are this run's)" >&2
+elif [ "$record" = 1 ]; then
 	mkdir -p docs
 	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 	family=$(sed -n 's/^cpu family[[:space:]]*: //p' /proc/cpuinfo | head -1)
