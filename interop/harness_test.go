@@ -51,6 +51,9 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
+	if testing.Verbose() {
+		logTwins()
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -108,7 +111,7 @@ var heavy = map[string]bool{"pcp-pidstat-process-args": true, "20180416.10.00": 
 // typical archive takes 2 s). The tests that compare PCP's tools with ours
 // over every QA archive (views, copies, merges, rewrites, reductions,
 // summaries, redaction, and each of those through a pipe) run them all;
-// the others (libpcp's debugging traces, xz volumes, --shape) take
+// the others (libpcp's debugging traces and --shape) take
 // sampledArchives or withoutBulky: each runs a bulky archive or not by a hash
 // of the test's name and the archive's, so that each test runs about half
 // of them and each is covered by about half of those tests, the same ones
@@ -494,19 +497,40 @@ func outputOfCommand(t *testing.T, bin string, args ...string) (string, int, str
 // (volumes, .meta, .index) holds the same bytes but for the writer's PID
 // in its label, pmdumplog's output is the same by construction (its PID
 // line aside, which sameDump skips too), and the dumps are not made
-// (PCPTOOLS_QA_FULL=1 makes them): most of PCP's output and ours are such
-// twins, and dumping them was a third of the interop tests' time.
+// (PCPTOOLS_QA_FULL=1 makes them). Most merges and rewrites are such
+// twins: leaving their dumps out halved TestExtractLikePmlogextract's and
+// TestRewriteLikePmlogrewrite's times. go test -v prints how many pairs
+// each test found twins (logTwins).
 func sameOutputs(t *testing.T, theirs, mine string, flags ...string) string {
 	t.Helper()
+	top, _, _ := strings.Cut(t.Name(), "/")
+	c, _ := twinCounts.LoadOrStore(top, new([2]atomic.Int32))
+	pair := c.(*[2]atomic.Int32)
+	pair[1].Add(1)
 	if os.Getenv("PCPTOOLS_QA_FULL") == "" && twins(theirs, mine) {
-		twinCount.Add(1)
+		pair[0].Add(1)
 		return ""
 	}
 	return sameDump(dumpOf(t, theirs, flags...), dumpOf(t, mine, flags...), theirs, mine)
 }
 
-// twinCount counts the pairs sameOutputs found byte for byte the same.
-var twinCount atomic.Int32
+// twinCounts holds, by top-level test, the pairs sameOutputs found twins
+// and the pairs it compared.
+var twinCounts sync.Map
+
+// logTwins prints twinCounts, a test a line.
+func logTwins() {
+	var lines []string
+	twinCounts.Range(func(k, v any) bool {
+		c := v.(*[2]atomic.Int32)
+		lines = append(lines, fmt.Sprintf("%s: %d of %d pairs twins (not dumped)", k, c[0].Load(), c[1].Load()))
+		return true
+	})
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(os.Stderr, l)
+	}
+}
 
 // twins reports whether archives a and b have the same files, each with
 // the same bytes but for bytes 8-11, the PID of the label every file of an
@@ -543,24 +567,14 @@ func sameButPID(f, g string) bool {
 		return false
 	}
 	defer gf.Close()
-	bf, bg := make([]byte, 1<<20), make([]byte, 1<<20)
-	for first := true; ; first = false {
-		n, errf := io.ReadFull(ff, bf)
-		m, errg := io.ReadFull(gf, bg)
-		if n != m {
-			return false
-		}
-		if first {
-			copy(bf[8:12], bg[8:12])
-		}
-		if !bytes.Equal(bf[:n], bg[:m]) {
-			return false
-		}
-		if errf != nil || errg != nil {
-			return errf == errg || (errf == io.ErrUnexpectedEOF && errg == io.ErrUnexpectedEOF) ||
-				(errf == io.EOF && errg == io.EOF)
-		}
+	var hf, hg [12]byte
+	if _, err := io.ReadFull(ff, hf[:]); err != nil {
+		return false
 	}
+	if _, err := io.ReadFull(gf, hg[:]); err != nil {
+		return false
+	}
+	return bytes.Equal(hf[:8], hg[:8]) && sameReaders(bufio.NewReaderSize(ff, 1<<20), bufio.NewReaderSize(gf, 1<<20))
 }
 
 // sameDump compares two dump files line by line, ignoring the pmlogger PID
