@@ -30,7 +30,7 @@ var opts = toolio.Opts{
 	toolio.OptXz,
 	toolio.OptNoSync,
 	toolio.OptOverwrite,
-	{Name: "volume-records", Value: "N", Kind: toolio.Int, Usage: "start a new volume every `N` records"},
+	{Name: "volume-records", Value: "N", Kind: toolio.Int, Usage: "start a new volume every `N` records", Default: "one volume"},
 	{Name: "volume-size", Value: "SIZE", Usage: "start a new volume before `SIZE` bytes (e.g. 100MiB)"},
 	{Name: "check", Usage: "check archive integrity like pmlogcheck; exit 1 if anything is wrong"},
 	toolio.OptQuiet,

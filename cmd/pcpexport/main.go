@@ -27,7 +27,7 @@ var opts = toolio.Opts{
 	{Name: "openmetrics", Usage: "write OpenMetrics text (for promtool tsdb create-blocks-from openmetrics) to -o FILE or standard output"},
 	{Name: "dataset", Value: "DIR", Usage: "export folios or directories of archives to a Hive-partitioned Parquet dataset in `DIR`"},
 	{Name: "o", Aliases: []string{"output"}, Value: "FILE", Usage: "the output file"},
-	{Name: "j", Aliases: []string{"jobs"}, Value: "N", Kind: toolio.Int, Usage: "with --dataset: `N` hosts at once (default: one per CPU)"},
+	{Name: "j", Aliases: []string{"jobs"}, Value: "N", Kind: toolio.Int, Usage: "with --dataset: `N` hosts at once", Default: "one per CPU"},
 	{Name: "force", Usage: "with --dataset: redo files whose archive has not changed"},
 	{Name: "rates", Usage: "with --parquet or --dataset: counters as rates per second (NULL for a series' first value, after a <mark> and after a decrease)"},
 	toolio.OptStart,

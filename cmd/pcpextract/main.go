@@ -28,7 +28,7 @@ var opts = toolio.Opts{
 	{Name: "f", Aliases: []string{"first"}, Usage: "take the output timezone from the first input, not the last"},
 	{Name: "m", Aliases: []string{"mark"}, Usage: "always put a <mark> between inputs"},
 	toolio.OptStart,
-	{Name: "s", Aliases: []string{"samples"}, Value: "N", Kind: toolio.Int, Usage: "stop after `N` records"},
+	{Name: "s", Aliases: []string{"samples"}, Value: "N", Kind: toolio.Int, Usage: "stop after `N` records", Default: "no limit"},
 	toolio.OptFinish,
 	toolio.OptVersion,
 	toolio.OptVolumes,

@@ -28,7 +28,7 @@ var opts = toolio.Opts{
 	{Name: "h", Aliases: []string{"host"}, Value: "HOST", Usage: "the archive's hostname (the mapfile's wins)"},
 	{Name: "Z", Aliases: []string{"timezone"}, Value: "+HHMM", Usage: "the sheet's timezone (the mapfile's wins)"},
 	toolio.OptOutput,
-	toolio.OptVersion,
+	toolio.OptVersion.WithDefault("3 (with --json, the input's)"),
 	toolio.OptZstd,
 	toolio.OptNoSync,
 	toolio.OptOverwrite,

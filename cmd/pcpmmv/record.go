@@ -22,9 +22,9 @@ import (
 var recordOpts = toolio.Opts{
 	{Name: "t", Aliases: []string{"interval"}, Value: "DURATION", Usage: "sample every `DURATION` (default 1s; Go's 500ms, 1m30s or pmlogger's 10sec, 2min, 1 hour)"},
 	{Name: "T", Aliases: []string{"duration"}, Value: "DURATION", Usage: "stop after `DURATION` (as -t)"},
-	{Name: "s", Aliases: []string{"samples"}, Value: "N", Kind: toolio.Int, Usage: "stop after `N` samples"},
+	{Name: "s", Aliases: []string{"samples"}, Value: "N", Kind: toolio.Int, Usage: "stop after `N` samples", Default: "no limit"},
 	{Name: "o", Aliases: []string{"output"}, Value: "ARCHIVE", Usage: "write the archive with base name `ARCHIVE` (- or none: the record stream on standard output)"},
-	toolio.OptVersion,
+	toolio.OptVersion.WithDefault("3"),
 	toolio.OptZstd,
 	toolio.OptXz,
 	toolio.OptNoSync,

@@ -68,7 +68,7 @@ func QuietUsage(_ *cli.Context, err error, _ bool) error { return err }
 
 // VersionFlag is every command's --version: the toolkit's version. (The
 // output archive's version is -V, --output-version, in every command.)
-var VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the toolkit's version and exit"}
+var VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the toolkit's version and exit", DisableDefaultText: true}
 
 // Version is the toolkit's version: the module version when built from a
 // release, else the commit it was built from.

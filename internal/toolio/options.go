@@ -26,6 +26,10 @@ type Opt struct {
 	Value   string   // placeholder for its value ("TIME"); "" for a switch
 	Kind    OptKind
 	Usage   string
+	// Default is what --help and the man page say the value is when the
+	// option is not given (an Int option without one would show "0",
+	// which for most of them means "not set": all volumes, every CPU).
+	Default string
 	Hidden  bool
 	// Native: only under the tool's own name, not in its PCP-name mode
 	// (whose getopt string leaves it out).
@@ -56,7 +60,7 @@ var (
 	OptOutput = Opt{Name: "o", Aliases: []string{"output"}, Value: "PREFIX", Native: true,
 		Usage: "write an archive with base name `PREFIX` (- or none: the record stream on standard output)"}
 	OptVersion = Opt{Name: "V", Aliases: []string{"output-version"}, Value: "N", Kind: Int,
-		Usage: "output archive `version` (2 or 3)"}
+		Usage: "output archive `version` (2 or 3)", Default: "the input's"}
 	OptZstd   = Opt{Name: "zstd", Native: true, Usage: "write data volumes as seekable zstd (.N.zst; PCP reads them from 6.3.2)"}
 	OptXz     = Opt{Name: "xz", Native: true, Usage: "write data volumes as xz (.N.xz, in blocks with an index, compressed on every core; PCP 6.0.3 reads them)"}
 	OptNoSync = Opt{Name: "no-sync", Native: true, Usage: NoSyncUsage}
@@ -66,8 +70,14 @@ var (
 	OptOverwrite = Opt{Name: "overwrite", Native: true, Usage: "replace an existing output archive (the old one stays whole until the new one is complete)"}
 	OptDebug     = Opt{Name: "D", Value: "FLAGS", Hidden: true, Usage: "PCP debug flags (accepted; the traces PCP's QA compares are written, others ignored)"}
 	OptFolio     = Opt{Name: "folio", Native: true, Usage: "the arguments are archive folios or directories of archives of several hosts: one output per host, in directory -o DIR"}
-	OptJobs      = Opt{Name: "j", Aliases: []string{"jobs"}, Value: "N", Kind: Int, Native: true, Usage: "with --folio, work on at most `N` hosts at once (default: the number of CPUs)"}
+	OptJobs      = Opt{Name: "j", Aliases: []string{"jobs"}, Value: "N", Kind: Int, Native: true, Usage: "with --folio, work on at most `N` hosts at once", Default: "the number of CPUs"}
 )
+
+// WithDefault returns the option with what help says its default is.
+func (o Opt) WithDefault(d string) Opt {
+	o.Default = d
+	return o
+}
 
 // Window is -S, -T, -z and -Z.
 var Window = Opts{OptStart, OptFinish, OptZ, OptZone}
@@ -84,17 +94,18 @@ func (s Opts) Flags(compat bool) []cli.Flag {
 		if o.Value != "" && !strings.Contains(usage, "`") {
 			usage = "(" + "`" + o.Value + "`" + ") " + usage
 		}
+		// A switch's "(default: false)" says nothing: left out.
 		switch {
 		case o.Value == "" && o.Kind == Count:
-			out = append(out, &cli.BoolFlag{Name: o.Name, Aliases: o.Aliases, Usage: usage, Hidden: o.Hidden, Count: new(int)})
+			out = append(out, &cli.BoolFlag{Name: o.Name, Aliases: o.Aliases, Usage: usage, Hidden: o.Hidden, Count: new(int), DisableDefaultText: true})
 		case o.Value == "":
-			out = append(out, &cli.BoolFlag{Name: o.Name, Aliases: o.Aliases, Usage: usage, Hidden: o.Hidden})
+			out = append(out, &cli.BoolFlag{Name: o.Name, Aliases: o.Aliases, Usage: usage, Hidden: o.Hidden, DisableDefaultText: true})
 		case o.Kind == Int:
-			out = append(out, &cli.IntFlag{Name: o.Name, Aliases: o.Aliases, Usage: usage, Hidden: o.Hidden})
+			out = append(out, &cli.IntFlag{Name: o.Name, Aliases: o.Aliases, Usage: usage, Hidden: o.Hidden, DefaultText: o.Default})
 		case o.Kind == Strings:
-			out = append(out, &cli.StringSliceFlag{Name: o.Name, Aliases: o.Aliases, Usage: usage, Hidden: o.Hidden})
+			out = append(out, &cli.StringSliceFlag{Name: o.Name, Aliases: o.Aliases, Usage: usage, Hidden: o.Hidden, DefaultText: o.Default})
 		default:
-			out = append(out, &cli.StringFlag{Name: o.Name, Aliases: o.Aliases, Usage: usage, Hidden: o.Hidden})
+			out = append(out, &cli.StringFlag{Name: o.Name, Aliases: o.Aliases, Usage: usage, Hidden: o.Hidden, DefaultText: o.Default})
 		}
 	}
 	return out
@@ -169,7 +180,7 @@ type App struct {
 // the flag parsing) gave.
 func (a App) Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cli.VersionFlag = VersionFlag
-	cli.HelpFlag = &cli.BoolFlag{Name: "help", Aliases: []string{"?"}, Usage: "show help"}
+	cli.HelpFlag = &cli.BoolFlag{Name: "help", Aliases: []string{"?"}, Usage: "show help", DisableDefaultText: true}
 	app := &cli.App{
 		Name:                   a.Name,
 		Usage:                  a.Usage,
