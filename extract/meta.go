@@ -160,12 +160,19 @@ type ConflictError struct {
 	What   string
 	First  string // the input of the metadata already seen
 	Second string // the input that disagrees
+	// Where is where the disagreeing record was read ("A.meta: offset
+	// N"), when both records are of one input: damage in that archive,
+	// which libpcp and pmlogextract refuse too.
+	Where string
 	// PCP is pmlogextract's words for it, after its "Error: " or
 	// "Warning: " ("metric PMID 60.18.0: name changed from a to b!").
 	PCP string
 }
 
 func (e *ConflictError) Error() string {
+	if e.Where != "" {
+		return fmt.Sprintf("%s: metric %s (%s): %s within one archive (use -x to leave such metrics out)", e.Where, e.Name, e.PMID, e.What)
+	}
 	return fmt.Sprintf("metric %s (%s): %s between %s and %s (use -x to leave such metrics out)", e.Name, e.PMID, e.What, e.First, e.Second)
 }
 
@@ -208,8 +215,13 @@ func (m *metaStore) skipMetric(p stream.PMID) {
 	}
 }
 
-func (m *metaStore) conflict(p stream.PMID, name, what, pcp string, from, to int) error {
+func (m *metaStore) conflict(p stream.PMID, name, what, pcp string, from, to int, it stream.Iterator) error {
 	err := &ConflictError{PMID: p, Name: name, What: what, First: m.names[from], Second: m.names[to], PCP: pcp}
+	if from == to {
+		if err.Where = stream.Where(it); err.Where == "" {
+			err.Where = m.names[to]
+		}
+	}
 	if !m.skipX {
 		return err
 	}
@@ -240,7 +252,7 @@ func (m *metaStore) add(i int, rec stream.Record, from stream.Iterator) (bool, e
 		if m.sel != nil && !m.sel.wantPMID(r.PMID) || m.skip[r.PMID] {
 			return false, nil
 		}
-		return true, m.addDesc(i, r)
+		return true, m.addDesc(i, r, from)
 	case *stream.InDom:
 		if m.sel != nil && !m.sel.wantInDom(r.InDom) {
 			// Keep the delta chain of the input intact all the same.
@@ -356,7 +368,7 @@ func firstName(names []string) string {
 	return names[0]
 }
 
-func (m *metaStore) addDesc(i int, d *stream.Desc) error {
+func (m *metaStore) addDesc(i int, d *stream.Desc, it stream.Iterator) error {
 	// A name already given to another PMID: that other metric conflicts
 	// (once, however many of its names are given).
 	var others []stream.PMID
@@ -365,7 +377,7 @@ func (m *metaStore) addDesc(i int, d *stream.Desc) error {
 			others = append(others, p)
 			old := m.descs[p]
 			pcp := fmt.Sprintf("metric %s: PMID changed from %s to %s!", pcpNames(old.d.Names), p, d.PMID)
-			if err := m.conflict(p, n, fmt.Sprintf("the name is also given to %s", d.PMID), pcp, old.from, i); err != nil {
+			if err := m.conflict(p, n, fmt.Sprintf("the name is also given to %s", d.PMID), pcp, old.from, i, it); err != nil {
 				return err
 			}
 		}
@@ -389,7 +401,7 @@ func (m *metaStore) addDesc(i int, d *stream.Desc) error {
 			return nil
 		}
 		ours, pcp := what()
-		return m.conflict(d.PMID, name, ours, pcp, old.from, i)
+		return m.conflict(d.PMID, name, ours, pcp, old.from, i, it)
 	}
 	if err := check(!sameNames(o.Names, d.Names), func() (string, string) {
 		return fmt.Sprintf("names change from %q to %q", o.Names, d.Names),
