@@ -970,10 +970,12 @@ func TestV2ResultCrossesAsIs(t *testing.T) {
 		if res.Version != 2 || !bytes.Equal(res.Body, good.Body) {
 			t.Fatalf("came back as version %d, body equal %v", res.Version, bytes.Equal(res.Body, good.Body))
 		}
-		// the same bytes in a version 1 stream: the flag means nothing
+		// the same bytes in a version 1 stream: the flag means nothing,
+		// and the body, read with version 3's pointer base, has its
+		// value block a word before where libpcp wants it
 		binary.BigEndian.PutUint16(b[8:], 1)
-		if got, err := readAll(b); err != nil || got[len(got)-1].(*stream.Result).Version != 3 {
-			t.Fatalf("version 1 stream: %v", err)
+		if _, err := readAll(b); err == nil || !strings.Contains(err.Error(), "not right after the value sets") {
+			t.Fatalf("version 1 stream: %v, want the body read as version 3's", err)
 		}
 	}
 }

@@ -211,11 +211,17 @@ func TestEvenRebaseKeepsValues(t *testing.T) {
 	off := int(w-vs.base) * 4
 	binary.BigEndian.PutUint32(body[off:], binary.BigEndian.Uint32(body[off:])&^0xffffff|8)
 	in := Result{Version: r.Version, Body: body}
-	if err := in.Validate(); err != nil {
+	// libpcp refuses such a body (its blocks leave a gap), and so does
+	// Validate: no reader passes it on. The rebase must still not lose a
+	// value of it.
+	if err := in.Validate(); err == nil {
+		t.Fatal("Validate passes a body whose value blocks leave a gap")
+	}
+	if err := in.walkValues(); err != nil {
 		t.Fatal(err)
 	}
 	out := Result{Version: r.Version, Body: rebuild(t, &in, 99, func(p PMID) PMID { return p })}
-	if err := out.Validate(); err != nil {
+	if err := out.walkValues(); err != nil {
 		t.Fatal(err)
 	}
 	values := func(r *Result) (got []string) {

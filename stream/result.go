@@ -349,9 +349,14 @@ func (v *VSet) Values() int {
 }
 
 // Validate walks the whole body and checks that every value set and every
-// pointer value lies inside it. It runs on every record a reader passes
-// along, so it is one tight loop over the bytes; only when something is
-// wrong does the slower walk through VSets run, to say what.
+// pointer value lies inside it, and that the body is laid out as libpcp's
+// __pmDecodeResult requires (or every PCP tool refuses the record: pmdumplog
+// fails its fetch, pmlogextract stops reading the volume there): value
+// formats of 0, 1 or 2 only, and the value blocks starting right after
+// the value sets and filling the rest of the body exactly. It runs on
+// every record a reader passes along, so it is one tight loop over the
+// bytes; only when something is wrong does the slower walk through VSets
+// run, to say what.
 func (r *Result) Validate() error {
 	b := r.Body
 	blen := uint64(len(b))
@@ -361,6 +366,9 @@ func (r *Result) Validate() error {
 	n := int(binary.BigEndian.Uint32(b))
 	base := PointerBase(r.Version)
 	pos := uint64(4)
+	// the first value block's offset, and the bytes all of them take
+	// (each rounded up to whole words)
+	minBlock, blocks := blen, uint64(0)
 	for k := 0; k < n; k++ {
 		if pos+8 > blen {
 			return r.describe()
@@ -374,14 +382,22 @@ func (r *Result) Validate() error {
 		if end > blen {
 			return r.describe()
 		}
-		insitu := binary.BigEndian.Uint32(b[pos:pos+4]) == ValInsitu
+		valfmt := binary.BigEndian.Uint32(b[pos : pos+4])
 		vals := b[pos+4 : end]
 		pos = end
-		if insitu {
+		if valfmt == ValInsitu {
 			continue
 		}
+		if valfmt != ValDptr && valfmt != ValSptr {
+			return r.describe()
+		}
 		if numval >= 8 && even12Check != nil {
-			vals = evenPrefix(b, vals, base)
+			var first, groups uint64
+			vals, first, groups = evenPrefix(b, vals, base)
+			if groups > 0 {
+				minBlock = min(minBlock, first)
+				blocks += groups * 96
+			}
 		}
 		// The pointer of each value, in a subslice that shrinks so that
 		// the compiler drops its bounds checks: 8% of Validate's time.
@@ -397,9 +413,30 @@ func (r *Result) Validate() error {
 			if vlen-4 > blen-off-4 {
 				return r.describe()
 			}
+			minBlock = min(minBlock, off)
+			blocks += (vlen + 3) &^ 3
 		}
 	}
+	if pos != minBlock || pos+blocks != blen {
+		if err := r.walkValues(); err != nil {
+			return err
+		}
+		return &BodyError{int(pos), layoutMsg(pos, minBlock, blocks, blen)}
+	}
 	return nil
+}
+
+// layoutMsg says how a body whose values all lie inside it breaks
+// libpcp's layout: its value sets end at pos, its first value block is at
+// first (blen: none), and its value blocks take blocks bytes.
+func layoutMsg(pos, first, blocks, blen uint64) string {
+	switch {
+	case first == blen:
+		return fmt.Sprintf("the value sets end at byte %d of a %d-byte body; libpcp refuses the record", pos, blen)
+	case first != pos:
+		return fmt.Sprintf("the value blocks start at byte %d, not right after the value sets (byte %d); libpcp refuses the record", first, pos)
+	}
+	return fmt.Sprintf("the value blocks take %d bytes, but %d follow the value sets; libpcp refuses the record", blocks, blen-pos)
 }
 
 // even12Check, where the machine has it (rebase_amd64.go), checks groups
@@ -415,18 +452,21 @@ var even12Check func(src, blocks unsafe.Pointer, groups int, w, hdr uint32) bool
 // for the value-by-value loop are returned. Those groups are sound: each
 // pointer is the one before it plus 3 words from a first one at or past
 // base, each header says 12 bytes, and the last block ends inside b.
-func evenPrefix(b, vals []byte, base uint32) []byte {
+//
+// It also returns the first block's offset and the number of groups
+// checked (0: none; every pair is left to the loop).
+func evenPrefix(b, vals []byte, base uint32) ([]byte, uint64, uint64) {
 	g := len(vals) / 64
 	w := binary.BigEndian.Uint32(vals[4:8])
 	off := uint64(w-base) * 4
 	if w < base || off+uint64(g)*96 > uint64(len(b)) || binary.BigEndian.Uint32(b[off:])&0xffffff != 12 {
-		return vals
+		return vals, 0, 0
 	}
 	hdr := binary.NativeEndian.Uint32(b[off:])
 	if !even12Check(unsafe.Pointer(unsafe.SliceData(vals)), unsafe.Pointer(&b[off]), g, w, hdr) {
-		return vals
+		return vals, 0, 0
 	}
-	return vals[g*64:]
+	return vals[g*64:], off, uint64(g)
 }
 
 // AppendPMIDs appends the metric of each value set of r to dst, in order,

@@ -407,6 +407,9 @@ func FuzzResultBody(f *testing.F) {
 		if verr == nil && (walkErr || it.Err() != nil) {
 			t.Fatalf("Validate passes a body that the walk rejects: %v", it.Err())
 		}
+		if ok := stream.WalkOK(r); (verr == nil) != ok {
+			t.Fatalf("Validate says %v; the walk with libpcp's layout rule computed apart says ok=%v", verr, ok)
+		}
 		other := uint8(2)
 		if version < 3 {
 			other = 3

@@ -27,7 +27,42 @@ func evenBody(version uint8, n int) []byte {
 }
 
 // walkOK is the verdict of the slow walk over every value.
-func walkOK(r *Result) bool { return r.walkValues() == nil }
+func walkOK(r *Result) bool { return r.walkValues() == nil && layoutOK(r) }
+
+// layoutOK is libpcp's layout rule, computed apart from Validate through
+// VSets: value formats 0 to 2, and the value blocks (each rounded up to
+// whole words) starting right after the value sets and filling the rest
+// of the body.
+func layoutOK(r *Result) bool {
+	b := r.Body // (framed: the walk passed)
+	base := int(PointerBase(r.Version))
+	pos, first, blocks := 4, len(b), 0
+	for k := 0; k < int(binary.BigEndian.Uint32(b)); k++ {
+		numval := int(int32(binary.BigEndian.Uint32(b[pos+4:])))
+		pos += 8
+		if numval <= 0 {
+			continue
+		}
+		valfmt := binary.BigEndian.Uint32(b[pos:])
+		pairs := pos + 4
+		pos = pairs + 8*numval
+		if valfmt > ValSptr {
+			return false
+		}
+		if valfmt == ValInsitu {
+			continue
+		}
+		for i := 0; i < numval; i++ {
+			off := (int(binary.BigEndian.Uint32(b[pairs+8*i+4:])) - base) * 4
+			first = min(first, off)
+			blocks += (int(binary.BigEndian.Uint32(b[off:])&0xffffff) + 3) &^ 3
+		}
+	}
+	if first == len(b) {
+		return pos == len(b)
+	}
+	return first == pos && pos+blocks == len(b)
+}
 
 // TestValidateEvenBlocks: with and without the quick check of evenly laid
 // out blocks, Validate agrees with itself and with the walk over every
