@@ -222,6 +222,11 @@ var (
 	pmidSeqnum = stream.PMID(2<<22 | 0<<10 | 24)
 )
 
+// EmptyWarning says that an input with no data record is left out.
+type EmptyWarning struct{ Name string }
+
+func (w *EmptyWarning) Error() string { return w.Name + ": empty archive (no data): skipped" }
+
 // ErrAllEmpty is returned when no input has any data.
 var ErrAllEmpty = errors.New("every input archive is empty: no output")
 
@@ -278,7 +283,7 @@ func New(inputs []Input, opts Options) (*Extractor, error) {
 				return nil, err
 			}
 			if !has {
-				e.warn(fmt.Errorf("%s: empty archive (no data): skipped", in.Name))
+				e.warn(&EmptyWarning{in.Name})
 				st.state = stDone
 				metaIts = append(metaIts, nil)
 				e.ins = append(e.ins, st)

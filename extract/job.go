@@ -76,6 +76,7 @@ func (s *Settings) Warn(err error) {
 		var sk *SkippedWarning
 		var tz *TZMismatch
 		var fe *format.FormatError
+		var ew *EmptyWarning
 		switch {
 		case toolio.IndexWarning(err), format.TimeOrderWarning(err):
 			return // pmlogextract reads no index, and says nothing of one, nor of records out of order
@@ -94,6 +95,9 @@ func (s *Settings) Warn(err error) {
 			return
 		case errors.As(err, &sw):
 			fmt.Fprintf(s.Stderr, "%s: Warning: %s\n", s.WarnPrefix, sw.PCP)
+			return
+		case errors.As(err, &ew):
+			fmt.Fprintf(s.Stderr, "%s: Warning: empty archive \"%s\" will be skipped\n", s.WarnPrefix, ew.Name)
 			return
 		case errors.As(err, &sk):
 			fmt.Fprintln(s.Stderr, "Warning: the metrics below will be missing from the output archive")
@@ -116,6 +120,9 @@ func (e pcpError) Error() string { return e.msg }
 // them: a metadata conflict abandons the output ("Archive ... not
 // created.").
 func (s *Settings) compatError(err error, out string) error {
+	if s.Compat && errors.Is(err, ErrAllEmpty) {
+		return pcpError{"Warning: all input archive(s) are empty, no output archive created"}
+	}
 	var ce *ConflictError
 	if !s.Compat || !errors.As(err, &ce) || ce.PCP == "" {
 		return err
@@ -277,6 +284,9 @@ func (s *Settings) Merge(j Job) (err error) {
 		var ue *UndescribedError
 		if s.Compat && errors.As(err, &ue) {
 			return pcpError{fmt.Sprintf("Error: meta data (TYPE_DESC) for pmid %s has not been found.\nArchive \"%s\" not created.", ue.PMID, j.Out)}
+		}
+		if s.Compat && errors.Is(err, ErrAllEmpty) {
+			return s.compatError(err, j.Out)
 		}
 		return err
 	}

@@ -127,6 +127,24 @@ func (a *Archive) Volumes() []int {
 	return out
 }
 
+// LabelsOnly reports whether every data volume holds its label and
+// nothing after it: an archive that libpcp will not open ("Empty archive
+// log file"), where one with bytes after a label that are not a sound
+// record is damaged, and libpcp opens it ("Cannot locate end of
+// archive", QA's badlen-2, badlen-3, badlen-11).
+func (a *Archive) LabelsOnly() bool {
+	size := int64(LabelSizeV2)
+	if a.Version() == 3 {
+		size = LabelSizeV3
+	}
+	for _, v := range a.vols {
+		if v.size != size {
+			return false
+		}
+	}
+	return true
+}
+
 // Files returns the paths of the archive's files: the .meta, the .index
 // (when present and usable) and the volumes in order.
 func (a *Archive) Files() []string {

@@ -131,6 +131,10 @@ func runCompat(input, output string, opts *Options) (err error) {
 		return fmt.Errorf("cannot get end of archive (%s): %s", input, dump.LibpcpOpenError(err))
 	}
 	if !ok {
+		if c.a.LabelsOnly() {
+			// libpcp will not open an archive with no data record
+			return fmt.Errorf("cannot open archive %q (ctx_a): %s", input, dump.LibpcpOpenError(format.ErrEmptyFile))
+		}
 		return fmt.Errorf("cannot open archive %q: it holds no data", input)
 	}
 	if c.meta, err = loadMeta(c.a); err != nil {

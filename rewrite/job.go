@@ -276,7 +276,7 @@ func (j *Job) run(stdin *os.File, stdout, report io.Writer) error {
 	if rw.DataRecords() == 0 {
 		sink.Abort(errors.New("empty"))
 		if j.Compat {
-			fmt.Fprintf(j.Stderr, "%s: Warning: %q has no data: skipped\n", j.Prog, j.In)
+			fmt.Fprintf(j.Stderr, "%s: Warning: empty archive \"%s\" will be skipped\n", j.Prog, j.In)
 			return nil
 		}
 		return fmt.Errorf("%s: no data records: nothing written", name)

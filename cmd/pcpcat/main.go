@@ -6,6 +6,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -202,5 +203,9 @@ func copyArchives(names []string, out string, opts format.WriterOptions, quiet b
 	for _, a := range in.Archives {
 		total += a.DataSize()
 	}
-	return toolio.CopyShowing(in.Iter, sink, toolio.StartProgress(stderr, total, quiet))
+	err = toolio.CopyShowing(in.Iter, sink, toolio.StartProgress(stderr, total, quiet))
+	if errors.Is(err, toolio.ErrNoData) && len(names) > 0 {
+		return fmt.Errorf("%s: %w", strings.Join(names, ", "), err)
+	}
+	return err
 }

@@ -118,6 +118,10 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("Cannot open archive %q: %s", name, dump.LibpcpOpenError(err))
 	}
+	if _, has, err := a.End(); err == nil && !has && a.LabelsOnly() {
+		// no data record in any volume: libpcp will not open it
+		return fmt.Errorf("Cannot open archive %q: %s", name, dump.LibpcpOpenError(format.ErrEmptyFile))
+	}
 	o := viewOptions(c, c.Count("x"), metrics).Options
 	o.Warn, o.Prog, o.LibpcpLabel = stderr, prog, true
 	o.TracePDU = toolio.DebugOn(c.String("D"), "pdu")

@@ -347,6 +347,12 @@ func Copy(it stream.Iterator, sink Sink) error {
 	return CopyShowing(it, sink, nil)
 }
 
+// ErrNoData is Copy's error when what it copied to an archive held no
+// data record (no result, no <mark>): PCP cannot open such an archive
+// ("Empty archive log file"), so none is written, as pmlogextract and
+// pmlogrewrite write none.
+var ErrNoData = errors.New("no data records: nothing written")
+
 // CopyShowing is Copy, counting each record in pr (nil: none).
 func CopyShowing(it stream.Iterator, sink Sink, pr *Progress) (err error) {
 	defer func() { pr.Done(err == nil) }()
@@ -358,6 +364,7 @@ func CopyShowing(it stream.Iterator, sink Sink, pr *Progress) (err error) {
 	}
 	rs, _ := it.(format.RawSource)
 	it = stream.Described(it)
+	data := false
 	for it.Next() {
 		if ms != nil {
 			if recs, ok := ms.Metadata(); ok {
@@ -370,6 +377,9 @@ func CopyShowing(it stream.Iterator, sink Sink, pr *Progress) (err error) {
 		}
 		rec := it.At()
 		pr.Record(rec)
+		if k := rec.Kind(); k == stream.KindResult || k == stream.KindMark {
+			data = true
+		}
 		if err := WriteFrom(sink, rs, rec); err != nil {
 			sink.Abort(err)
 			return err
@@ -378,6 +388,10 @@ func CopyShowing(it stream.Iterator, sink Sink, pr *Progress) (err error) {
 	if err := it.Err(); err != nil {
 		sink.Abort(err)
 		return err
+	}
+	if _, toArchive := sink.(archiveSink); toArchive && !data {
+		sink.Abort(ErrNoData)
+		return ErrNoData
 	}
 	if err := sink.Close(); err != nil {
 		sink.Abort(err)

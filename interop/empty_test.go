@@ -1,0 +1,93 @@
+package interop
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNoDataLikePCP: an archive whose volume holds its label and no data
+// record (a pmlogger killed before its first sample, a volume cut after
+// its label). libpcp will not open it: under PCP's names each of our tools
+// says what PCP's says and exits as it does, writing nothing where PCP's
+// write nothing; under our own names a copy refuses to write an archive
+// PCP could not open (pcpcat -o wrote one, without a word, until the
+// eighteenth session).
+func TestNoDataLikePCP(t *testing.T) {
+	needPCP(t)
+	for _, name := range []string{"ok-foo", "20041125"} {
+		src := filepath.Join(qaDir, name)
+		if _, err := os.Stat(src + ".0"); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		dir := t.TempDir()
+		in := filepath.Join(dir, name)
+		meta, err := os.ReadFile(src + ".meta")
+		if err != nil {
+			t.Fatal(err)
+		}
+		vol, err := os.ReadFile(src + ".0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(in+".meta", meta, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// the label alone: its length word says how long it is
+		n := int(vol[0])<<24 | int(vol[1])<<16 | int(vol[2])<<8 | int(vol[3])
+		if err := os.WriteFile(in+".0", vol[:n], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		good := filepath.Join(qaDir, "ok-foo")
+		conf := filepath.Join(dir, "none.conf")
+		if err := os.WriteFile(conf, []byte("global { hostname -> elsewhere }\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			tool string
+			args []string // OUT stands for the output
+		}{
+			{"pmdumplog", []string{"-a", in}},
+			{"pmdumplog", []string{"-l", in}},
+			{"pmdumplog", []string{"-d", in}},
+			{"pmlogsummary", []string{in}},
+			{"pmlogextract", []string{in, "OUT"}},
+			{"pmlogextract", []string{in, good, "OUT"}},
+			{"pmlogrewrite", []string{"-c", conf, in, "OUT"}},
+			{"pmlogreduce", []string{in, "OUT"}},
+		} {
+			var got [2]string
+			var files [2][]string
+			for i, bin := range []string{pcpTool(t, c.tool), ours(c.tool)} {
+				odir := t.TempDir()
+				args := make([]string, len(c.args))
+				for k, a := range c.args {
+					args[k] = strings.ReplaceAll(a, "OUT", filepath.Join(odir, "out"))
+				}
+				r := run(slow, nil, bin, args...)
+				got[i] = strings.ReplaceAll(strings.ReplaceAll(r.stderr, odir, "OUT"), dir, "DIR") + "exit " + string(rune('0'+r.code))
+				es, _ := os.ReadDir(odir)
+				for _, e := range es {
+					files[i] = append(files[i], e.Name())
+				}
+			}
+			if got[0] != got[1] {
+				t.Errorf("%s: %s %v:\nours:\n%s\nPCP's:\n%s", name, c.tool, c.args, got[1], got[0])
+			}
+			if strings.Join(files[0], " ") != strings.Join(files[1], " ") {
+				t.Errorf("%s: %s %v: ours wrote %v, PCP's %v", name, c.tool, c.args, files[1], files[0])
+			}
+		}
+		// our own names: no archive PCP cannot open
+		for _, c := range [][]string{{"pcpcat", in, "-o"}, {"pcpextract", in, "-o"}, {"pcprewrite", "-c", conf, in, "-o"}} {
+			odir := t.TempDir()
+			out := filepath.Join(odir, "out")
+			r := run(slow, nil, ours(c[0]), append(c[1:], out)...)
+			es, _ := os.ReadDir(odir)
+			if r.code == 0 || len(es) != 0 || !strings.Contains(r.stderr, in) {
+				t.Errorf("%s: %v: exit %d, %d files written, stderr %q: want a failure naming the input and nothing written", name, c, r.code, len(es), r.stderr)
+			}
+		}
+	}
+}
