@@ -152,12 +152,15 @@ func (w *countWriter) Write(p []byte) (int, error) {
 
 // hostileStats counts runs per tool for docs/reliability.md.
 type hostileStats struct {
-	mu       sync.Mutex
-	mutants  map[string]int // per source
-	runs     map[string]*[4]int
-	known    map[string]int
-	copied   map[string]int // accepted without a word, output flagged like the input
-	failures int
+	mu      sync.Mutex
+	mutants map[string]int // per source
+	runs    map[string]*[4]int
+	known   map[string]int
+	copied  map[string]int // accepted without a word, output flagged like the input
+	// copiedWhat counts those by what --check found first in the output
+	// (its digits made N): which kinds of damage pass without a word.
+	copiedWhat map[string]int
+	failures   int
 }
 
 func (s *hostileStats) add(tool string, code int, failed bool) {
@@ -262,7 +265,7 @@ func TestHostile(t *testing.T) {
 	if err := os.WriteFile(conf, []byte("global { hostname -> hostile.example }\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stats := &hostileStats{mutants: map[string]int{}, runs: map[string]*[4]int{}, known: map[string]int{}, copied: map[string]int{}}
+	stats := &hostileStats{mutants: map[string]int{}, runs: map[string]*[4]int{}, known: map[string]int{}, copied: map[string]int{}, copiedWhat: map[string]int{}}
 	start := time.Now()
 
 	srcs := hostileSources(t)
@@ -354,6 +357,14 @@ func TestHostile(t *testing.T) {
 		fmt.Fprintf(&b, " %s=%d", k, fams[k])
 	}
 	fmt.Fprintln(&b)
+	var what []string
+	for k := range stats.copiedWhat {
+		what = append(what, k)
+	}
+	sort.Slice(what, func(i, j int) bool { return stats.copiedWhat[what[i]] > stats.copiedWhat[what[j]] })
+	for _, k := range what {
+		fmt.Fprintf(&b, "copied without a word, %d runs: %s\n", stats.copiedWhat[k], k)
+	}
 	t.Log("\n" + b.String())
 }
 
@@ -517,6 +528,7 @@ func checkOutput(c hostileCase, inputFlagged, warned bool, stats *hostileStats) 
 		if !warned {
 			stats.mu.Lock()
 			stats.copied[c.tool]++
+			stats.copiedWhat[firstFinding(found)]++
 			stats.mu.Unlock()
 		}
 		return ""
@@ -527,6 +539,27 @@ func checkOutput(c hostileCase, inputFlagged, warned bool, stats *hostileStats) 
 	}
 	return what + ", and its output fails --check: " + clip(found)
 }
+
+// firstFinding is the first line of --check's output that names an
+// offset or an entry, with the output's name and every number made
+// general, so that alike findings count together.
+func firstFinding(found string) string {
+	first := ""
+	for _, l := range strings.Split(found, "\n") {
+		if l = strings.TrimSpace(l); l != "" && (first == "" || strings.Contains(l, "offset") || strings.Contains(l, "entry")) {
+			first = l
+			if strings.Contains(l, "offset") || strings.Contains(l, "entry") {
+				break
+			}
+		}
+	}
+	if i := strings.Index(first, ": "); i > 0 && strings.Contains(first[:i], "/") {
+		first = first[i+2:]
+	}
+	return digits.ReplaceAllString(first, "N")
+}
+
+var digits = regexp.MustCompile(`[0-9]+`)
 
 func clip(s string) string {
 	s = strings.TrimSpace(s)
