@@ -118,7 +118,23 @@ func (mb *pctBatch) count() {
 			j++
 			n = float64(ents[j])
 		}
-		mb.spreads[k].countCode(c, n)
+		p := mb.spreads[k]
+		// the common case, countCode's and bins.add's first steps
+		// here: a value of a bin in range whose count stays a byte
+		if c != zeroCode && c != skipCode && p.counted+n <= math.MaxUint32 {
+			b := &p.pos
+			if c&1 != 0 {
+				b = &p.neg
+			}
+			if i := int(c>>1) - b.lo; uint(i) < uint(len(b.c)) {
+				if s := uint32(b.c[i]) + uint32(n); s <= math.MaxUint8 {
+					b.c[i] = uint8(s)
+					p.counted += n
+					continue
+				}
+			}
+		}
+		p.countCode(c, n)
 	}
 	mb.ents = ents[:0]
 }
