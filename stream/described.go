@@ -8,7 +8,11 @@ import (
 // Described returns a stage that hands out its records unchanged and
 // stops with an error at a result holding a metric no descriptor came
 // before, or at a delta instance domain record with no full record of its
-// domain before it (which nothing can resolve). Such a result cannot be written: PCP's tools refuse the archive
+// domain before it (which nothing can resolve), or at a descriptor that
+// differs from an earlier one of its metric in type, semantics, instance
+// domain or units (libpcp refuses such an archive: PM_ERR_LOGCHANGETYPE
+// and its kin), the earlier one being a record before it or, in a pipe
+// stream, the stream's METADATA frame (a source's Metadata). Such a result cannot be written: PCP's tools refuse the archive
 // (pmlogextract: "meta data (TYPE_DESC) ... has not been found"), pmlogcheck
 // reports it, and a copy that kept it would pass the damage on in
 // silence. The error says where the result was read when an iterator
@@ -19,12 +23,14 @@ import (
 // them (the common case: pmlogger logs the same metrics each interval)
 // skip the lookups.
 func Described(it Iterator) Iterator {
-	return &described{src: it, descs: make(map[PMID]struct{}), indoms: make(map[InDomID]struct{})}
+	return &described{src: it, descs: make(map[PMID]*Desc), indoms: make(map[InDomID]struct{})}
 }
 
 type described struct {
 	src    Iterator
-	descs  map[PMID]struct{}
+	descs  map[PMID]*Desc
+	meta   map[PMID]*Desc       // the source's METADATA frame's (nil: none)
+	seeded bool                 // the source's METADATA frame looked at
 	indoms map[InDomID]struct{} // those with a full record
 	prev   []PMID               // the metrics of the last result found described
 	cur    []PMID
@@ -35,9 +41,20 @@ func (d *described) Next() bool {
 	if d.err != nil || !d.src.Next() {
 		return false
 	}
+	if !d.seeded {
+		d.seeded = true
+		d.seed()
+	}
 	switch r := d.src.At().(type) {
 	case *Desc:
-		d.descs[r.PMID] = struct{}{}
+		old := d.descs[r.PMID]
+		if old == nil {
+			old = d.meta[r.PMID]
+		}
+		if old != nil && !sameDesc(old, r) {
+			return d.fail(fmt.Errorf("descriptor of metric %s: the %s changed from an earlier descriptor of it, which PCP refuses", r.PMID, descChange(old, r)))
+		}
+		d.descs[r.PMID] = r
 	case *InDom:
 		if r.Encoding != InDomDelta {
 			d.indoms[r.InDom] = struct{}{}
@@ -50,6 +67,45 @@ func (d *described) Next() bool {
 		}
 	}
 	return true
+}
+
+// seed files the descriptors of the source's METADATA frame (a pipe
+// stream's), read with its first frame: a descriptor record that differs
+// from them is damage in the stream, as pcpcat -m finds it. They do not
+// describe the results: only records are written.
+func (d *described) seed() {
+	ms, ok := As[interface{ Metadata() ([]Record, bool) }](d.src)
+	if !ok {
+		return
+	}
+	recs, ok := ms.Metadata()
+	if !ok {
+		return
+	}
+	d.meta = make(map[PMID]*Desc)
+	for _, rec := range recs {
+		if ds, ok := rec.(*Desc); ok {
+			d.meta[ds.PMID] = ds
+		}
+	}
+}
+
+// sameDesc: two descriptors of a metric that libpcp takes for one.
+func sameDesc(a, b *Desc) bool {
+	return a.Type == b.Type && a.Sem == b.Sem && a.InDom == b.InDom && a.Units == b.Units
+}
+
+// descChange names the first field in which b differs from a.
+func descChange(a, b *Desc) string {
+	switch {
+	case a.Type != b.Type:
+		return "type"
+	case a.Sem != b.Sem:
+		return "semantics"
+	case a.InDom != b.InDom:
+		return "instance domain"
+	}
+	return "units"
 }
 
 func (d *described) fail(err error) bool {
@@ -74,7 +130,7 @@ func (d *described) check(r *Result) error {
 		if i < len(d.prev) && d.prev[i] == p {
 			continue // prev's metrics were all described
 		}
-		if _, ok := d.descs[p]; !ok {
+		if d.descs[p] == nil {
 			return fmt.Errorf("result at %s: no descriptor for metric %s before it", r.T, p)
 		}
 	}

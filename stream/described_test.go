@@ -91,3 +91,45 @@ func TestDescribedF6(t *testing.T) {
 		t.Fatalf("%d records, err = %v", n, err)
 	}
 }
+
+// metaSlice is a source with a pipe stream's METADATA frame.
+type metaSlice struct {
+	locatedSlice
+	meta []Record
+}
+
+func (m metaSlice) Metadata() ([]Record, bool) { return m.meta, m.meta != nil }
+
+// TestDescribedDescChange: a descriptor that differs from an earlier one
+// of its metric, among the records or in a stream's METADATA frame (the
+// hostile campaign, seed 19: a flipped bit in a descriptor frame made
+// pcpcat -m refuse the stream and pcpcat -o copy it without a word).
+func TestDescribedDescChange(t *testing.T) {
+	d := &Desc{PMID: NewPMID(1, 2, 3), Type: TypeU32, InDom: 7, Sem: SemCounter}
+	changed := *d
+	changed.InDom = 1048583
+	same := *d
+	same.Names = []string{"another.name"}
+	for _, c := range []struct {
+		name string
+		meta []Record
+		recs []Record
+		n    int
+		want string
+	}{
+		{"two records", nil, []Record{&Label{Version: 3}, d, &changed}, 2, "x.0: offset 200: descriptor of metric 1.2.3: the instance domain changed"},
+		{"the METADATA frame", []Record{d}, []Record{&Label{Version: 3}, &changed}, 1, "x.0: offset 100: descriptor of metric 1.2.3: the instance domain changed"},
+		{"the same, named again", []Record{d}, []Record{&Label{Version: 3}, &same, d}, 3, ""},
+		{"a result described only by the METADATA frame", []Record{d}, []Record{&Label{Version: 3}, describedResult(t, 1, d.PMID)}, 1, "x.0: offset 100: result at"},
+	} {
+		it := Described(metaSlice{locatedSlice{FromSlice(c.recs)}, c.meta})
+		n := 0
+		for it.Next() {
+			n++
+		}
+		err := it.Err()
+		if n != c.n || (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %d records, err = %v; want %d and %q", c.name, n, err, c.n, c.want)
+		}
+	}
+}
