@@ -48,3 +48,18 @@ func (a *libpcpArchive) Records(opts ...format.RecordsOption) stream.CloserItera
 	a.lr.SetTime(a.from, false)
 	return a.lr.Records()
 }
+
+// NoData reports whether a is an archive with no data record (found as
+// its end is), and whether its volumes then hold their labels alone,
+// which libpcp will not open ("Empty archive log file"), where bytes
+// after a label that are not a record are damage libpcp opens.
+func NoData(a Archive) (none, labelsOnly bool) {
+	fa, ok := a.(*format.Archive)
+	if !ok {
+		return false, false
+	}
+	if _, has, err := fa.End(); err != nil || has {
+		return false, false
+	}
+	return true, fa.LabelsOnly()
+}

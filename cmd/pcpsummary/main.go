@@ -153,18 +153,11 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		fmt.Fprintf(stderr, "%s: Cannot open archive %q: %v\n", prog, cmd.Archive, err)
 		return toolio.ExitFailed
 	}
-	if fa, ok := a.(*format.Archive); ok {
-		if _, has, err := fa.End(); err == nil && !has {
-			// no data record in any volume: libpcp will not open it
-			// when the volumes hold only their labels
-			switch {
-			case compat && fa.LabelsOnly():
-				fmt.Fprintf(stderr, "%s: Cannot open archive %q: %s\n", prog, cmd.Archive, dump.LibpcpOpenError(format.ErrEmptyFile))
-				return toolio.ExitFailed
-			case !compat:
-				fmt.Fprintf(stderr, "%s: warning: %s: no data records: nothing to summarise\n", prog, cmd.Archive)
-			}
-		}
+	if none, labelsOnly := summary.NoData(a); none && compat && labelsOnly {
+		fmt.Fprintf(stderr, "%s: Cannot open archive %q: %s\n", prog, cmd.Archive, dump.LibpcpOpenError(format.ErrEmptyFile))
+		return toolio.ExitFailed
+	} else if none && !compat {
+		fmt.Fprintf(stderr, "%s: warning: %s: no data records: nothing to summarise\n", prog, cmd.Archive)
 	}
 	fetched := false // libpcp's fetches (emulated) are what is read
 	if fa, ok := a.(*format.Archive); ok && compat {
