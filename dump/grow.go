@@ -26,7 +26,7 @@ func (d *dumper) grow(rec stream.Record) error {
 	switch r := rec.(type) {
 	case *stream.Desc:
 		if old, ok := pm.byPMID[r.PMID]; ok {
-			if old.Type != r.Type || old.Sem != r.Sem || old.InDom != r.InDom || old.Units != r.Units {
+			if stream.DescChange(old, r) != "" {
 				return errDescChanged(old, r)
 			}
 			if slices.Equal(old.Names, r.Names) || d.knownNames(r) {

@@ -82,7 +82,7 @@ func newPCPMeta(m *format.Metadata) *pcpMeta {
 	}
 	for _, d := range m.Descs {
 		if old, ok := pm.byPMID[d.PMID]; ok {
-			if pm.descErr == nil && (old.Type != d.Type || old.Sem != d.Sem || old.InDom != d.InDom || old.Units != d.Units) {
+			if pm.descErr == nil && stream.DescChange(old, d) != "" {
 				pm.descErr = errDescChanged(old, d)
 			}
 		} else {
@@ -495,14 +495,5 @@ func (pm *pcpMeta) names(p stream.PMID) []string {
 // errDescChanged is libpcp's refusal of an archive whose descriptors of
 // one metric disagree (PM_ERR_LOGCHANGETYPE and friends).
 func errDescChanged(old, d *stream.Desc) error {
-	what := "units"
-	switch {
-	case old.Type != d.Type:
-		what = "type"
-	case old.Sem != d.Sem:
-		what = "semantics"
-	case old.InDom != d.InDom:
-		what = "instance domain"
-	}
-	return fmt.Errorf("metric %s: the %s changed between descriptors, which PCP refuses", d.PMID, what)
+	return fmt.Errorf("metric %s: the %s changed between descriptors, which PCP refuses", d.PMID, stream.DescChange(old, d))
 }

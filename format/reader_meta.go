@@ -120,7 +120,7 @@ func (b *metaBuilder) add(rec stream.Record) (changed *stream.Desc, err error) {
 		m.Descs = append(m.Descs, r)
 		if old, ok := m.ByPMID[r.PMID]; !ok {
 			m.ByPMID[r.PMID] = r
-		} else if old.Type != r.Type || old.InDom != r.InDom || old.Sem != r.Sem || old.Units != r.Units {
+		} else if stream.DescChange(old, r) != "" {
 			return old, nil
 		}
 	case *stream.InDom:

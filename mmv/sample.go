@@ -329,7 +329,7 @@ func (s *Sampler) sampleMeta(l loaded, ts stream.Timestamp, prefix string, names
 		d := desc(m, l.cluster, name)
 		old, known := s.descs[d.PMID]
 		if known {
-			if old.Type != d.Type || old.Sem != d.Sem || old.Units != d.Units || old.InDom != d.InDom || old.Names[0] != name {
+			if stream.DescChange(old, d) != "" || old.Names[0] != name {
 				if !s.redesc[d.PMID] {
 					s.warn(fmt.Errorf("%s: metric %s: PMID %s was recorded with other metadata: ignored", l.client, name, d.PMID))
 					if s.redesc == nil {

@@ -51,8 +51,10 @@ func (d *described) Next() bool {
 		if old == nil {
 			old = d.meta[r.PMID]
 		}
-		if old != nil && !sameDesc(old, r) {
-			return d.fail(fmt.Errorf("descriptor of metric %s: the %s changed from an earlier descriptor of it, which PCP refuses", r.PMID, descChange(old, r)))
+		if old != nil {
+			if what := DescChange(old, r); what != "" {
+				return d.fail(fmt.Errorf("descriptor of metric %s: the %s changed from an earlier descriptor of it, which PCP refuses", r.PMID, what))
+			}
 		}
 		d.descs[r.PMID] = r
 	case *InDom:
@@ -90,13 +92,11 @@ func (d *described) seed() {
 	}
 }
 
-// sameDesc: two descriptors of a metric that libpcp takes for one.
-func sameDesc(a, b *Desc) bool {
-	return a.Type == b.Type && a.Sem == b.Sem && a.InDom == b.InDom && a.Units == b.Units
-}
-
-// descChange names the first field in which b differs from a.
-func descChange(a, b *Desc) string {
+// DescChange names the first field (type, semantics, instance domain,
+// units) in which b, a later descriptor of a's metric, differs from a:
+// libpcp refuses an archive with such a pair (PM_ERR_LOGCHANGETYPE and
+// its kin). It returns "" when libpcp takes the two for one.
+func DescChange(a, b *Desc) string {
 	switch {
 	case a.Type != b.Type:
 		return "type"
@@ -104,8 +104,10 @@ func descChange(a, b *Desc) string {
 		return "semantics"
 	case a.InDom != b.InDom:
 		return "instance domain"
+	case a.Units != b.Units:
+		return "units"
 	}
-	return "units"
+	return ""
 }
 
 func (d *described) fail(err error) bool {

@@ -118,7 +118,7 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("Cannot open archive %q: %s", name, dump.LibpcpOpenError(err))
 	}
-	if _, has, err := a.End(); err == nil && !has && a.LabelsOnly() {
+	if a.LabelsOnly() {
 		// no data record in any volume: libpcp will not open it
 		return fmt.Errorf("Cannot open archive %q: %s", name, dump.LibpcpOpenError(format.ErrEmptyFile))
 	}

@@ -377,8 +377,9 @@ func CopyShowing(it stream.Iterator, sink Sink, pr *Progress) (err error) {
 		}
 		rec := it.At()
 		pr.Record(rec)
-		if k := rec.Kind(); k == stream.KindResult || k == stream.KindMark {
-			data = true
+		if !data {
+			k := rec.Kind()
+			data = k == stream.KindResult || k == stream.KindMark
 		}
 		if err := WriteFrom(sink, rs, rec); err != nil {
 			sink.Abort(err)
