@@ -42,7 +42,17 @@ type Sample struct {
 // Samples calls f once per CSV row of a, in CSV's order. f must not keep
 // the *Sample it is given.
 func Samples(a *format.Archive, opts Options, f func(*Sample) error) error {
-	e, err := newExporter(nopWriter{}, newArchiveSource(a), opts)
+	return samples(newArchiveSource(a), opts, f)
+}
+
+// SamplesStream is Samples of a record stream read as it arrives (see
+// JSONStream; the options must be ExportStreamable).
+func SamplesStream(meta *format.Metadata, it stream.Iterator, opts Options, f func(*Sample) error) error {
+	return samples(newStreamSource(meta, it), opts, f)
+}
+
+func samples(src archive, opts Options, f func(*Sample) error) error {
+	e, err := newExporter(nopWriter{}, src, opts)
 	if err != nil {
 		return err
 	}

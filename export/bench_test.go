@@ -22,7 +22,7 @@ func BenchmarkParquet(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		n, err := Parquet(out, a, dump.Options{})
+		n, err := Parquet(out, archiveSource(b, a), dump.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

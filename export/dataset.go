@@ -125,7 +125,11 @@ func exportHost(dir string, h folio.Host, o DatasetOptions, enc int, warn func(e
 			}
 			continue
 		}
-		rows, err := writeParquet(out, a, o.Dump, enc, o.Rates, [][2]string{{sourceKey, sig}})
+		src, err := FromArchive(a)
+		if err != nil {
+			return err
+		}
+		rows, err := writeParquet(out, src, o.Dump, enc, o.Rates, [][2]string{{sourceKey, sig}})
 		if err != nil {
 			return err
 		}

@@ -112,7 +112,7 @@ func checkParquetRows(t *testing.T, groupRows int) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "demo.parquet")
-	n, err := Parquet(out, a, dump.Options{})
+	n, err := Parquet(out, archiveSource(t, a), dump.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestParquetDamage(t *testing.T) {
 		}
 		a, err := format.Open(base, format.WithWarn(func(error) {}))
 		if err == nil {
-			_, err = Parquet(out, a, dump.Options{})
+			_, err = Parquet(out, archiveSource(t, a), dump.Options{})
 		}
 		if err == nil {
 			t.Fatal("no error for a damaged archive")
@@ -222,7 +222,7 @@ func TestParquetDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "demo.parquet")
-	_, err = Parquet(out, a, dump.Options{})
+	_, err = Parquet(out, archiveSource(t, a), dump.Options{})
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("error %v, want ENOSPC", err)
 	}
@@ -348,7 +348,7 @@ func TestParquetRates(t *testing.T) {
 		t.Fatalf("the demo archive has %d counters and %d marks: the test needs both", len(counter), len(marks))
 	}
 	out := filepath.Join(t.TempDir(), "rates.parquet")
-	if _, err := ParquetRates(out, a, dump.Options{}); err != nil {
+	if _, err := ParquetRates(out, archiveSource(t, a), dump.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	want := csvRows(t, a)
@@ -399,4 +399,14 @@ func TestParquetRates(t *testing.T) {
 	if v, ok := openParquet(t, out).Lookup("pcp.rates"); !ok || !strings.Contains(v, "per second") {
 		t.Errorf("pcp.rates metadata %q, %v", v, ok)
 	}
+}
+
+// archiveSource is FromArchive, failing the test on an error.
+func archiveSource(tb testing.TB, a *format.Archive) *Source {
+	tb.Helper()
+	src, err := FromArchive(a)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return src
 }

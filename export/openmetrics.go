@@ -20,12 +20,8 @@ import (
 // returns the number of samples written and of values skipped (strings,
 // aggregates, events: OpenMetrics has numbers only; and a series' second
 // value in one millisecond).
-func OpenMetrics(w io.Writer, a *format.Archive, opts dump.Options) (samples, skipped int64, err error) {
-	meta, err := a.Meta()
-	if err != nil {
-		return 0, 0, err
-	}
-	host := a.Label().Hostname
+func OpenMetrics(w io.Writer, src *Source, opts dump.Options) (samples, skipped int64, err error) {
+	meta, host := src.meta, src.host
 	fams := map[stream.PMID]*family{}
 	// Prometheus keeps milliseconds: of two samples of one series in one
 	// millisecond, promtool would keep one; so do we, the first.
@@ -41,7 +37,7 @@ func OpenMetrics(w io.Writer, a *format.Archive, opts dump.Options) (samples, sk
 	states := map[series]*seriesState{}
 	pcpLabels := newSeriesLabels(meta)
 	var order []*family
-	err = dump.Samples(a, opts, func(s *dump.Sample) error {
+	err = src.samples(opts, func(s *dump.Sample) error {
 		f := fams[s.PMID]
 		if f == nil {
 			f = newFamily(s, meta)

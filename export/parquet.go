@@ -64,10 +64,10 @@ const maxExact = 1 << 53
 // batch is how many rows go to the writer at a time.
 const batch = 8192
 
-// Parquet writes the archive a as one long table to the file out: the
+// Parquet writes the archive or stream a as one long table to the file out: the
 // file appears whole, or not at all (it is written beside out under a
 // temporary name and renamed into place on success).
-func Parquet(out string, a *format.Archive, opts dump.Options, extra ...[2]string) (rows int64, err error) {
+func Parquet(out string, a *Source, opts dump.Options, extra ...[2]string) (rows int64, err error) {
 	return writeParquet(out, a, opts, encoders, false, extra)
 }
 
@@ -75,13 +75,13 @@ func Parquet(out string, a *format.Archive, opts dump.Options, extra ...[2]strin
 // metric is its rate per second since the series' last value (NULL for
 // the first, after a <mark> and where the counter went down), and the
 // file's "pcp.rates" metadata says so.
-func ParquetRates(out string, a *format.Archive, opts dump.Options, extra ...[2]string) (rows int64, err error) {
+func ParquetRates(out string, a *Source, opts dump.Options, extra ...[2]string) (rows int64, err error) {
 	return writeParquet(out, a, opts, encoders, true, extra)
 }
 
 // writeParquet is Parquet with n encoders (0: one per core), counters as
 // rates or not.
-func writeParquet(out string, a *format.Archive, opts dump.Options, n int, rates bool, extra [][2]string) (rows int64, err error) {
+func writeParquet(out string, a *Source, opts dump.Options, n int, rates bool, extra [][2]string) (rows int64, err error) {
 	dir := filepath.Dir(out)
 	f, err := scratch.CreateTemp(dir, "."+filepath.Base(out)+".tmp-*")
 	if err != nil {
@@ -98,10 +98,7 @@ func writeParquet(out string, a *format.Archive, opts dump.Options, n int, rates
 	if err = f.Chmod(0o644); err != nil {
 		return 0, err
 	}
-	meta, err := a.Meta()
-	if err != nil {
-		return 0, err
-	}
+	meta := a.meta
 	kv, err := fileMetadata(meta)
 	if err != nil {
 		return 0, err
@@ -143,7 +140,7 @@ func writeParquet(out string, a *format.Archive, opts dump.Options, n int, rates
 		return 0, fmt.Errorf("%s: disk full, nothing written: %w", out, err)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", a.Base(), err)
+		return 0, fmt.Errorf("%s: %w", a.name, err)
 	}
 	if err = w.Close(); err != nil {
 		return 0, fmt.Errorf("%s: %w", out, err)
@@ -310,7 +307,7 @@ type encoded struct {
 // row group (one for each worker beyond the first, up to two). With a
 // few batches only, one worker at a time was busy: 14.5 s for the bench
 // archive against 8.9-9.4 s with a group in flight (docs/export.md).
-func writeRowGroups(w *parquet.GenericWriter[Row], a *format.Archive, opts dump.Options, wopts []parquet.WriterOption, n int, rt *rater) (int64, error) {
+func writeRowGroups(w *parquet.GenericWriter[Row], a *Source, opts dump.Options, wopts []parquet.WriterOption, n int, rt *rater) (int64, error) {
 	if n <= 0 {
 		n = max(runtime.GOMAXPROCS(0), 1)
 	}
@@ -436,7 +433,7 @@ func writeRowGroups(w *parquet.GenericWriter[Row], a *format.Archive, opts dump.
 			inGroup = 0
 		}
 	}
-	err := dump.Samples(a, opts, func(s *dump.Sample) error {
+	err := a.samples(opts, func(s *dump.Sample) error {
 		if failed.Load() {
 			return errEncoding
 		}

@@ -194,3 +194,75 @@ func TestOpenMetricsLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestExportStreamNotSpilled checks that pcpexport reads a stream with its
+// METADATA frame (pcpcat's) as it arrives, with no scratch archive (its
+// temporary directory does not exist, so a spill would fail), and writes
+// the same Parquet, Parquet with rates, and OpenMetrics as from the
+// archive; that what it cannot stream (metric names: the spill) does try
+// to spill, so the check can fail; and that a stream cut short leaves no
+// output file.
+func TestExportStreamNotSpilled(t *testing.T) {
+	needPCP(t)
+	noTmp := "TMPDIR=" + filepath.Join(t.TempDir(), "absent")
+	pipeTo := func(a string, args ...string) (string, error) {
+		t.Helper()
+		sh := exec.Command("sh", "-c", `c=$1 a=$2 e=$3; shift 3; "$c" "$a" | "$e" "$@"`, "sh", ours("pcpcat"), a, ours("pcpexport"))
+		sh.Args = append(sh.Args, args...)
+		sh.Env = append(os.Environ(), "TZ=UTC", noTmp)
+		var stderr bytes.Buffer
+		sh.Stderr = &stderr
+		out, err := sh.Output()
+		if err != nil {
+			return stderr.String(), err
+		}
+		return string(out), nil
+	}
+	for _, name := range exportArchives {
+		a := filepath.Join(qaDir, name)
+		dir := t.TempDir()
+		for _, mode := range [][]string{{"--parquet"}, {"--parquet", "--rates"}} {
+			want, got := filepath.Join(dir, "a.parquet"), filepath.Join(dir, "s.parquet")
+			args := append(append([]string{}, mode...), "-o", want, a)
+			if r := run(slow, nil, ours("pcpexport"), args...); r.code != 0 {
+				t.Fatalf("%s: pcpexport %v: %d\n%s", name, args, r.code, r.stderr)
+			}
+			if msg, err := pipeTo(a, append(append([]string{}, mode...), "-o", got, "-")...); err != nil {
+				t.Fatalf("%s: pcpcat | pcpexport %v -: %v\n%s", name, mode, err, msg)
+			}
+			wb, _ := os.ReadFile(want)
+			gb, _ := os.ReadFile(got)
+			if len(wb) == 0 || !bytes.Equal(wb, gb) {
+				t.Fatalf("%s: %v from the stream (%d bytes) differs from the archive's (%d bytes)", name, mode, len(gb), len(wb))
+			}
+		}
+		r := run(slow, nil, ours("pcpexport"), "--openmetrics", a)
+		if r.code != 0 {
+			t.Fatalf("%s: pcpexport --openmetrics: %d\n%s", name, r.code, r.stderr)
+		}
+		got, err := pipeTo(a, "--openmetrics", "-")
+		if err != nil {
+			t.Fatalf("%s: pcpcat | pcpexport --openmetrics -: %v\n%s", name, err, got)
+		}
+		if got != r.stdout {
+			t.Fatalf("%s: OpenMetrics from the stream differs from the archive's", name)
+		}
+	}
+	a := filepath.Join(qaDir, "20041125")
+	if msg, err := pipeTo(a, "--openmetrics", "-", "kernel.all.load"); err == nil || !strings.Contains(msg, "absent") {
+		t.Fatalf("with a metric name, the stream should have been spilled (and failed here): %v\n%s", err, msg)
+	}
+	// a stream cut short: an error, and no output
+	stream := run(slow, nil, ours("pcpcat"), a)
+	if stream.code != 0 {
+		t.Fatalf("pcpcat: %d\n%s", stream.code, stream.stderr)
+	}
+	out := filepath.Join(t.TempDir(), "cut.parquet")
+	r := run(slow, []byte(stream.stdout[:len(stream.stdout)*2/3]), ours("pcpexport"), "--parquet", "-o", out, "-")
+	if r.code == 0 || r.stderr == "" {
+		t.Fatalf("a cut stream: exit %d, %q", r.code, r.stderr)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) != 0 {
+		t.Fatalf("a cut stream left %v", ents)
+	}
+}

@@ -79,18 +79,17 @@ func action(c *cli.Context, stdin *os.File, stdout, stderr io.Writer) (err error
 	}
 	name, metrics := args[0], args[1:]
 	dopts.Metrics = metrics
-	a, cleanup, err := open(name, stdin, stderr)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
 	out := c.String("o")
 	if c.Bool("parquet") && (out == "" || out == "-") {
 		return toolio.UsageError{Msg: "--parquet needs -o FILE (Parquet is written to a file, not a pipe)"}
 	}
-	// A stream on standard input has been spilled by now: as for pcpcat,
-	// no display of it.
-	pr := toolio.StartProgress(stderr, a.DataSize(), c.Bool("quiet") || name == "-")
+	a, size, cleanup, err := open(name, stdin, dopts, stderr)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	// No display of a stream on standard input, as for pcpcat.
+	pr := toolio.StartProgress(stderr, size, c.Bool("quiet") || name == "-")
 	defer func() { pr.Done(err == nil) }()
 	if pr != nil {
 		dopts.OnRecord = pr.Record
@@ -115,28 +114,37 @@ func action(c *cli.Context, stdin *os.File, stdout, stderr io.Writer) (err error
 	return err
 }
 
-// open opens an archive, or spills the stream on standard input ("-") to a
-// temporary one.
-func open(name string, stdin *os.File, stderr io.Writer) (*format.Archive, func(), error) {
+// open opens an archive (and gives its data's size), or the stream on
+// standard input ("-"): read as it arrives when it came with its
+// METADATA frame (as from pcpcat, pcpextract and pcprewrite) and the
+// options allow (dump.ExportStreamable), else spilled to a temporary
+// archive first.
+func open(name string, stdin *os.File, dopts dump.Options, stderr io.Writer) (*export.Source, int64, func(), error) {
 	if name != "-" {
 		a, err := format.Open(name, format.WithWarn(warner(stderr)))
-		return a, func() {}, err
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		src, err := export.FromArchive(a)
+		return src, a.DataSize(), func() {}, err
 	}
-	dir, err := scratch.MkdirTemp("", "pcpexport-")
+	in, err := toolio.OpenStdin(stdin, "pcpexport-", dump.ExportStreamable(dopts), warner(stderr))
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
-	cleanup := func() { scratch.RemoveAll(dir) }
-	a, err := toolio.Spill(nil, stdin, dir, "input", format.WriterOptions{}, warner(stderr))
+	if in.Spilled == nil {
+		return export.FromStream("standard input", in.Meta, in.Iter), 0, func() { in.Close() }, nil
+	}
+	src, err := export.FromArchive(in.Spilled)
 	if err != nil {
-		cleanup()
-		return nil, nil, err
+		in.Close()
+		return nil, 0, nil, err
 	}
-	return a, cleanup, nil
+	return src, 0, func() { in.Close() }, nil
 }
 
 // openMetricsFile writes the text beside out and renames it into place.
-func openMetricsFile(out string, a *format.Archive, dopts dump.Options) (err error) {
+func openMetricsFile(out string, a *export.Source, dopts dump.Options) (err error) {
 	f, err := scratch.CreateTemp(filepath.Dir(out), ".pcpexport.tmp-*")
 	if err != nil {
 		return err
