@@ -31,8 +31,12 @@ func FromArchive(a *format.Archive) (*Source, error) {
 
 // FromStream is the Source of a record stream (it, from its first label)
 // whose METADATA frame gave meta. It can be exported once, with options
-// that dump.ExportStreamable allows.
+// that dump.ExportStreamable allows. A result of a metric with no
+// descriptor before it ends the export with an error, as it ends a copy
+// of the stream (stream.Described): the exporter, which skips the values
+// of metrics it does not know, would leave it out without a word.
 func FromStream(name string, meta *format.Metadata, it stream.Iterator) *Source {
+	it = stream.Described(it)
 	return &Source{name: name, host: meta.Label.Hostname, meta: meta,
 		samples: func(o dump.Options, f func(*dump.Sample) error) error { return dump.SamplesStream(meta, it, o, f) }}
 }

@@ -196,6 +196,7 @@ type hostileCase struct {
 	stdin  []byte
 	outDir string // holds only the -o output, when there is one
 	out    string // the -o base name
+	export bool   // the output is not an archive (pcpexport's): not checked as one
 }
 
 // mustFail says whether damage of a mutant is always detectable: a record
@@ -414,6 +415,11 @@ func hostileMutant(t *testing.T, tmp, src string, files []mutate.File, m *mutate
 		c := outCase("stream | pcpcat -o", ours("pcpcat"))
 		c.stdin = m.Data
 		cases = append(cases, c)
+		// read as it arrives when the METADATA frame survived
+		c = outCase("stream | pcpexport --parquet -o", ours("pcpexport"), "--parquet", "-q")
+		c.stdin, c.export = m.Data, true
+		c.args = append(c.args, "-")
+		cases = append(cases, c)
 	} else {
 		in := filepath.Join(dir, "in")
 		if err := os.Mkdir(in, 0o755); err != nil {
@@ -436,8 +442,18 @@ func hostileMutant(t *testing.T, tmp, src string, files []mutate.File, m *mutate
 	}
 	anyComplaint := false
 	inputFlagged := false // by --check, the first case
+	// A stream's readers must agree on it: one that takes what another
+	// refuses lets damage through that the other caught (the first
+	// streaming pcpexport exported a result with no descriptor that
+	// pcpcat refused, without a word).
+	var verdicts []string
+	agree := true
 	for _, c := range cases {
 		r := hostileExec(c.stdin, c.bin, c.args...)
+		if c.stdin != nil {
+			verdicts = append(verdicts, fmt.Sprintf("%s: exit %d", c.tool, r.code))
+			agree = agree && (r.code == 0) == strings.HasSuffix(verdicts[0], "exit 0")
+		}
 		problem := judge(m, c, r)
 		if r.code != 0 || strings.TrimSpace(r.stderr) != "" {
 			anyComplaint = true
@@ -445,7 +461,7 @@ func hostileMutant(t *testing.T, tmp, src string, files []mutate.File, m *mutate
 		if c.tool == "pcpcat --check" && r.code == 1 {
 			inputFlagged = true
 		}
-		if problem == "" && r.code == 0 && c.out != "" {
+		if problem == "" && r.code == 0 && c.out != "" && !c.export {
 			problem = checkOutput(c, inputFlagged, strings.TrimSpace(r.stderr) != "", stats)
 		}
 		if k := isKnown(c.tool, problem+" "+r.stderr, m.Name); problem != "" && k != "" {
@@ -459,6 +475,12 @@ func hostileMutant(t *testing.T, tmp, src string, files []mutate.File, m *mutate
 		if problem != "" {
 			t.Errorf("%s: %s %s: %s\n  exit %d, %d KiB, stderr: %s", id, filepath.Base(c.bin), strings.Join(c.args, " "), problem, r.code, r.maxRSS, clip(r.stderr))
 		}
+	}
+	if !agree {
+		stats.mu.Lock()
+		stats.failures++
+		stats.mu.Unlock()
+		t.Errorf("%s: the stream's readers disagree: %s", id, strings.Join(verdicts, "; "))
 	}
 	if !anyComplaint && mustFail(m) {
 		stats.mu.Lock()
