@@ -140,6 +140,9 @@ func writeParquet(out string, a *Source, opts dump.Options, n int, rates bool, e
 		return 0, fmt.Errorf("%s: disk full, nothing written: %w", out, err)
 	}
 	if err != nil {
+		if a.name == "" {
+			return 0, err
+		}
 		return 0, fmt.Errorf("%s: %w", a.name, err)
 	}
 	if err = w.Close(); err != nil {

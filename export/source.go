@@ -13,7 +13,7 @@ import (
 // they are for an archive). A stream without that frame has to be spilled
 // to an archive first (toolio.OpenStdin does).
 type Source struct {
-	name    string // for messages: the archive's base name, or the stream's
+	name    string // for messages: the archive's base name ("" for a stream, whose reader names it)
 	host    string
 	meta    *format.Metadata
 	samples func(dump.Options, func(*dump.Sample) error) error
@@ -35,8 +35,8 @@ func FromArchive(a *format.Archive) (*Source, error) {
 // descriptor before it ends the export with an error, as it ends a copy
 // of the stream (stream.Described): the exporter, which skips the values
 // of metrics it does not know, would leave it out without a word.
-func FromStream(name string, meta *format.Metadata, it stream.Iterator) *Source {
+func FromStream(meta *format.Metadata, it stream.Iterator) *Source {
 	it = stream.Described(it)
-	return &Source{name: name, host: meta.Label.Hostname, meta: meta,
+	return &Source{name: "", host: meta.Label.Hostname, meta: meta,
 		samples: func(o dump.Options, f func(*dump.Sample) error) error { return dump.SamplesStream(meta, it, o, f) }}
 }

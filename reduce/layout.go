@@ -85,7 +85,7 @@ func (n *native) desc(d *stream.Desc) error {
 		}
 	}
 	m := &nMetric{desc: d, kind: kindOf(d), out: d.Type, insts: map[int32]*nInst{}}
-	m.desc = &stream.Desc{T: d.T, PMID: d.PMID, Type: d.Type, InDom: d.InDom, Sem: d.Sem, Units: d.Units,
+	m.desc = &stream.Desc{T: n.now, PMID: d.PMID, Type: d.Type, InDom: d.InDom, Sem: d.Sem, Units: d.Units,
 		Names: slices.Clone(d.Names)}
 	n.metrics[d.PMID] = m
 	if n.byName != nil {
@@ -120,7 +120,7 @@ func (n *native) desc(d *stream.Desc) error {
 			return err
 		}
 		m.agg[k] = id
-		ad := &stream.Desc{T: d.T, PMID: id, Type: stream.TypeDouble, InDom: d.InDom, Sem: stream.SemInstant,
+		ad := &stream.Desc{T: n.now, PMID: id, Type: stream.TypeDouble, InDom: d.InDom, Sem: stream.SemInstant,
 			Units: aggUnits(k, d.Units)}
 		if k == aggCount || k == aggResets {
 			ad.Type, ad.Units = stream.TypeU64, stream.NewUnits(0, 0, 1, 0, 0, 0)
@@ -131,13 +131,13 @@ func (n *native) desc(d *stream.Desc) error {
 		if err := n.emit(ad); err != nil {
 			return err
 		}
-		if err := n.emit(&stream.Text{T: d.T, Type: stream.TextOneline | stream.TextPMID, Ident: uint32(id),
+		if err := n.emit(&stream.Text{T: n.now, Type: stream.TextOneline | stream.TextPMID, Ident: uint32(id),
 			Text: fmt.Sprintf(aggHelp[k], d.Names[0])}); err != nil {
 			return err
 		}
 		ls := labelSet(stream.InstNull, [][2]string{{"reduce_aggregate", strconv.Quote(AggNames[k])},
 			{"reduce_metric", strconv.Quote(d.Names[0])}})
-		if err := n.emit(&stream.LabelSet{T: d.T, Type: stream.LabelItem, Ident: uint32(id),
+		if err := n.emit(&stream.LabelSet{T: n.now, Type: stream.LabelItem, Ident: uint32(id),
 			Sets: []stream.OneLabelSet{ls}}); err != nil {
 			return err
 		}

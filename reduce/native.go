@@ -79,8 +79,15 @@ type accum struct {
 type native struct {
 	opts    *Options
 	w       toolio.Sink
-	version int   // of the output
-	labeled bool  // the output has its label
+	version int  // of the output
+	labeled bool // the output has its label
+	// now is the time of the last record of the input that has one of
+	// its own (a label, result, <mark>, instance domain or label set):
+	// what a descriptor's aggregates are stamped with. A descriptor in a
+	// stream carries that time too, but its frame's time is not checked
+	// (an archive's descriptors have none), so a damaged one must not
+	// date the label sets made from it.
+	now     stream.Timestamp
 	step    int64 // ns
 	base    int64 // ns: interval ends are base + k*step
 	metrics map[stream.PMID]*nMetric
@@ -570,6 +577,12 @@ func (n *native) lateDesc(d *stream.Desc) error {
 }
 
 func (n *native) record(r stream.Record) error {
+	switch r := r.(type) {
+	case *stream.Label:
+		n.now = r.Start
+	case *stream.Result, *stream.Mark, *stream.InDom, *stream.LabelSet:
+		n.now = r.Time()
+	}
 	switch r := r.(type) {
 	case *stream.Label:
 		if n.labeled {

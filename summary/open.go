@@ -7,6 +7,7 @@ import (
 
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/toolio"
+	"github.com/pcptools/pcptools/stream"
 )
 
 // OpenStdin reads the record stream on stdin. It is summarised as it
@@ -24,11 +25,15 @@ func OpenStdin(stdin *os.File, o *Options, warn func(error)) (Archive, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A result of a metric with no descriptor before it ends the
+	// summary with an error, as it ends a copy of the stream: the
+	// summary, which passes over metrics it does not know, would leave
+	// it out without a word (stream.Described).
 	switch {
 	case s.Meta != nil:
-		return &streamed{NewStreamed(s.Meta, s.Iter), s}, nil
+		return &streamed{NewStreamed(s.Meta, stream.Described(s.Iter)), s}, nil
 	case s.Head != nil:
-		return &streamed{NewStreamedLate(s.Head, s.Iter), s}, nil
+		return &streamed{NewStreamedLate(s.Head, stream.Described(s.Iter)), s}, nil
 	}
 	return &spilled{s.Spilled, s}, nil
 }

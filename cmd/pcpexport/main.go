@@ -133,7 +133,7 @@ func open(name string, stdin *os.File, dopts dump.Options, stderr io.Writer) (*e
 		return nil, 0, nil, err
 	}
 	if in.Spilled == nil {
-		return export.FromStream("standard input", in.Meta, in.Iter), 0, func() { in.Close() }, nil
+		return export.FromStream(in.Meta, in.Iter), 0, func() { in.Close() }, nil
 	}
 	src, err := export.FromArchive(in.Spilled)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/pcptools/pcptools/pcptime"
 	"github.com/pcptools/pcptools/pipe"
 	"github.com/pcptools/pcptools/reduce"
+	"github.com/pcptools/pcptools/stream"
 )
 
 func main() { toolio.Main(run) }
@@ -205,11 +206,13 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 			return err
 		}
 		defer in.Close()
+		// (a result with no descriptor before it is an error, as in a
+		// copy: stream.Described)
 		switch {
 		case in.Meta != nil:
-			return reduce.RunNativeStream(in.Meta, in.Iter, outs, opts)
+			return reduce.RunNativeStream(in.Meta, stream.Described(in.Iter), outs, opts)
 		case in.Head != nil:
-			return reduce.RunNativeStreamLate(in.Head, in.Iter, outs, opts)
+			return reduce.RunNativeStreamLate(in.Head, stream.Described(in.Iter), outs, opts)
 		}
 		ins = []string{in.Spilled.Base()}
 	}
