@@ -425,6 +425,12 @@ func hostileMutant(t *testing.T, tmp, src string, files []mutate.File, m *mutate
 		c = outCase("stream | pcpreduce -t 1m -o", ours("pcpreduce"), "-t", "1m")
 		c.stdin = m.Data
 		cases = append(cases, c)
+		c = outCase("stream | pcprewrite -c -o", ours("pcprewrite"), "-c", conf)
+		c.stdin = m.Data
+		cases = append(cases, c)
+		c = outCase("stream | pcpextract -o", ours("pcpextract"))
+		c.stdin = m.Data
+		cases = append(cases, c)
 	} else {
 		in := filepath.Join(dir, "in")
 		if err := os.Mkdir(in, 0o755); err != nil {

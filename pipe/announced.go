@@ -14,11 +14,18 @@ import (
 // (Concatenated) that brings metadata of its own. A descriptor is known
 // by its PMID, an instance domain by its identifier and time, a label set
 // by its type, identifier and time, a help text by its type and
-// identifier.
+// identifier. A descriptor that differs from the frame's of its metric
+// (stream.DescChange) fails too: the one or the other is damaged, and a
+// consumer that took the frame's would write it without a word where
+// pcpcat, which takes the record's and checks it against the frame
+// (stream.Described), refuses the stream.
 func Announced(it stream.Iterator, meta []stream.Record) stream.Iterator {
-	a := &announced{Iterator: it, known: map[metaKey]bool{}}
+	a := &announced{Iterator: it, known: map[metaKey]bool{}, descs: map[stream.PMID]*stream.Desc{}}
 	for _, r := range meta {
 		a.known[keyOf(r)] = true
+		if d, ok := r.(*stream.Desc); ok {
+			a.descs[d.PMID] = d
+		}
 	}
 	return a
 }
@@ -47,6 +54,7 @@ func keyOf(rec stream.Record) metaKey {
 type announced struct {
 	stream.Iterator
 	known map[metaKey]bool
+	descs map[stream.PMID]*stream.Desc // the frame's
 	err   error
 }
 
@@ -65,13 +73,25 @@ func (a *announced) Next() bool {
 		return false
 	}
 	rec := a.At()
-	if k := keyOf(rec); k.valid && !a.known[k] {
-		where := stream.Where(a.Iterator)
-		if where == "" {
-			where = "the stream"
+	k := keyOf(rec)
+	if !k.valid {
+		return true
+	}
+	where := func() string {
+		if w := stream.Where(a.Iterator); w != "" {
+			return w
 		}
-		a.err = fmt.Errorf("%s: a %s record at %s that the stream's METADATA frame did not hold (a second stream joined to the first? give each stream to its own run)", where, rec.Kind(), rec.Time())
+		return "the stream"
+	}
+	if !a.known[k] {
+		a.err = fmt.Errorf("%s: a %s record at %s that the stream's METADATA frame did not hold (a second stream joined to the first? give each stream to its own run)", where(), rec.Kind(), rec.Time())
 		return false
+	}
+	if d, ok := rec.(*stream.Desc); ok {
+		if what := stream.DescChange(a.descs[d.PMID], d); what != "" {
+			a.err = fmt.Errorf("%s: descriptor of metric %s: the %s differs from the stream's METADATA frame's, which PCP refuses", where(), d.PMID, what)
+			return false
+		}
 	}
 	return true
 }

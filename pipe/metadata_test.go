@@ -161,14 +161,23 @@ func TestAnnounced(t *testing.T) {
 	for it.Next() {
 		n++
 	}
-	// The second archive brings a descriptor, an instance domain and a
-	// label set that the first's metadata did not hold: it stops at the
-	// first of them (a descriptor of a known PMID passes).
-	if it.Err() == nil || !strings.Contains(it.Err().Error(), "did not hold") {
+	// The second archive brings a descriptor of a known PMID but
+	// another type, then an instance domain and a label set that the
+	// first's metadata did not hold: it stops at the first of them.
+	if it.Err() == nil || !strings.Contains(it.Err().Error(), "the type differs from the stream's METADATA frame's") {
 		t.Fatalf("after %d records: %v", n, it.Err())
 	}
-	if want := 15; n != want {
+	if want := 14; n != want {
 		t.Fatalf("stopped after %d records, want %d", n, want)
+	}
+	// without that descriptor, at the instance domain
+	rest := append(append([]stream.Record{}, recs[:14]...), recs[15:]...)
+	it, n = Announced(stream.FromSlice(rest), meta), 0
+	for it.Next() {
+		n++
+	}
+	if it.Err() == nil || !strings.Contains(it.Err().Error(), "did not hold") || n != 14 {
+		t.Fatalf("after %d records: %v", n, it.Err())
 	}
 	all := Announced(stream.FromSlice(recs[:13]), meta)
 	for all.Next() {
@@ -176,4 +185,34 @@ func TestAnnounced(t *testing.T) {
 	if all.Err() != nil {
 		t.Fatal(all.Err())
 	}
+}
+
+// TestAnnouncedDescChange: a descriptor record that differs from the
+// frame's of its metric (the record or the frame damaged) stops the
+// stream, as stream.Described stops pcpcat's reading of it.
+func TestAnnouncedDescChange(t *testing.T) {
+	recs := sampleRecords()
+	meta := metaOf(recs)
+	for i, r := range recs[:13] {
+		d, ok := r.(*stream.Desc)
+		if !ok {
+			continue
+		}
+		changed := *d
+		changed.Units = stream.NewUnits(1, 0, 0, 1, 0, 0)
+		if d.Units == changed.Units {
+			changed.Units = stream.NewUnits(0, 1, 0, 0, 3, 0)
+		}
+		in := append(append(append([]stream.Record{}, recs[:i]...), &changed), recs[i+1:13]...)
+		it := Announced(stream.FromSlice(in), meta)
+		n := 0
+		for it.Next() {
+			n++
+		}
+		if it.Err() == nil || !strings.Contains(it.Err().Error(), "the units differs from the stream's METADATA frame's") || n != i {
+			t.Fatalf("descriptor %d changed: after %d records: %v", i, n, it.Err())
+		}
+		return
+	}
+	t.Fatal("no descriptor among the sample records")
 }
