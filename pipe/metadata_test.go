@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -215,4 +216,60 @@ func TestAnnouncedDescChange(t *testing.T) {
 		return
 	}
 	t.Fatal("no descriptor among the sample records")
+}
+
+// TestReaderChecksFrame: every reader of a stream with a METADATA frame
+// refuses, naming the offset, a metadata record of its first archive
+// that the frame did not hold or a descriptor that differs from the
+// frame's; after the stream's second LABEL (another archive joined, or a
+// volume) it no longer checks.
+func TestReaderChecksFrame(t *testing.T) {
+	recs := sampleRecords()[:13] // the first archive
+	meta := metaOf(recs)
+	if _, err := readAll(encodeWithMeta(t, recs, meta)); err != nil {
+		t.Fatalf("the archive with its own frame: %v", err)
+	}
+	di, ii := -1, -1
+	for i, r := range recs {
+		switch r.(type) {
+		case *stream.Desc:
+			if di < 0 {
+				di = i
+			}
+		case *stream.InDom:
+			if ii < 0 {
+				ii = i
+			}
+		}
+	}
+	if di < 0 || ii < 0 {
+		t.Fatal("the sample has no descriptor or instance domain")
+	}
+	changed := *recs[di].(*stream.Desc)
+	changed.Sem = stream.SemDiscrete
+	if recs[di].(*stream.Desc).Sem == changed.Sem {
+		changed.Sem = stream.SemInstant
+	}
+	bad := slices.Clone(recs)
+	bad[di] = &changed
+	_, err := readAll(encodeWithMeta(t, bad, meta))
+	if err == nil || !strings.Contains(err.Error(), "the semantics differs from the stream's METADATA frame's") || !strings.Contains(err.Error(), "offset") {
+		t.Fatalf("a changed descriptor: %v", err)
+	}
+	// the frame without the instance domain
+	var less []stream.Record
+	for _, m := range meta {
+		if _, ok := m.(*stream.InDom); !ok {
+			less = append(less, m)
+		}
+	}
+	_, err = readAll(encodeWithMeta(t, recs, less))
+	if err == nil || !strings.Contains(err.Error(), "that the stream's METADATA frame did not hold") {
+		t.Fatalf("an instance domain the frame did not hold: %v", err)
+	}
+	// after a second LABEL, nothing is checked
+	all := sampleRecords()
+	if _, err := readAll(encodeWithMeta(t, all, metaOf(all))); err != nil {
+		t.Fatalf("a second archive with metadata of its own: %v", err)
+	}
 }

@@ -52,6 +52,12 @@ type Reader struct {
 	metaRecs []stream.Record // that frame's records
 	meta     []stream.Record // the METADATA of the first LABEL
 	hasMeta  bool
+	// The frame's records by key (keyOf) and its descriptors by PMID,
+	// made at the first metadata record after the LABEL: every metadata
+	// record of the stream must be one of them (checkFramed).
+	framed      map[metaKey]bool
+	framedDescs map[stream.PMID]*stream.Desc
+	labels      int // LABEL frames read
 }
 
 // Metadata returns the records of the METADATA frame that came before the
@@ -226,10 +232,13 @@ func (r *Reader) Next() bool {
 				return r.fail(start, nil, "%s frame after a METADATA frame: a LABEL frame must follow it", kind)
 			}
 			p, ok := r.payload(start, kind, n)
-			if !ok {
+			if !ok || !r.decode(start, kind, flags, t, p) {
 				return false
 			}
-			return r.decode(start, kind, flags, t, p)
+			if kind == FrameLabel {
+				r.labels++
+			}
+			return !r.hasMeta || r.labels > 1 || r.checkFramed(start)
 		default:
 			return r.fail(start, nil, "unknown frame %s: the stream needs a newer reader", kind)
 		}
@@ -380,6 +389,42 @@ func (r *Reader) decode(start int64, kind FrameKind, flags uint8, t stream.Times
 		v.V2 = flags&FlagV2 != 0
 	}
 	r.cur = rec
+	return true
+}
+
+// checkFramed checks the metadata record just read, of the frame at
+// start, against the stream's METADATA frame: the frame is the producer's
+// promise of every metadata record to come, so a record it did not hold,
+// or a descriptor that differs from the frame's of its metric, is damage
+// in the one or the other. Every reader of the stream so refuses it, as
+// the readers that plan on the frame (Announced) do, rather than some
+// copy the damage on in silence. Each stream of a concatenation has a
+// Reader, and a frame, of its own. The check ends at the stream's second
+// LABEL: the frame is the first archive's metadata, and a producer may
+// join another archive, or a volume, after it (Announced goes on: the
+// tools that plan on the frame refuse what it did not announce).
+func (r *Reader) checkFramed(start int64) bool {
+	k := keyOf(r.cur)
+	if !k.valid {
+		return true
+	}
+	if r.framed == nil {
+		r.framed, r.framedDescs = map[metaKey]bool{}, map[stream.PMID]*stream.Desc{}
+		for _, m := range r.meta {
+			r.framed[keyOf(m)] = true
+			if d, ok := m.(*stream.Desc); ok {
+				r.framedDescs[d.PMID] = d
+			}
+		}
+	}
+	if !r.framed[k] {
+		return r.fail(start, nil, "a %s record at %s that the stream's METADATA frame did not hold: the frame or the record is damaged", r.cur.Kind(), r.cur.Time())
+	}
+	if d, ok := r.cur.(*stream.Desc); ok {
+		if what := stream.DescChange(r.framedDescs[d.PMID], d); what != "" {
+			return r.fail(start, nil, "descriptor of metric %s: the %s differs from the stream's METADATA frame's, which PCP refuses", d.PMID, what)
+		}
+	}
 	return true
 }
 
