@@ -116,7 +116,8 @@ func action(c *cli.Context, stdin *os.File, stdout, stderr io.Writer) (err error
 
 // open opens an archive (and gives its data's size), or the stream on
 // standard input ("-"): read as it arrives when it came with its
-// METADATA frame (as from pcpcat, pcpextract and pcprewrite) and the
+// METADATA frame (as pcpcat's of an archive; pcpextract's and
+// pcprewrite's streams have none) and the
 // options allow (dump.ExportStreamable), else spilled to a temporary
 // archive first.
 func open(name string, stdin *os.File, dopts dump.Options, stderr io.Writer) (*export.Source, int64, func(), error) {
