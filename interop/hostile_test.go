@@ -184,6 +184,11 @@ func (s *hostileStats) add(tool string, code int, failed bool) {
 	}
 }
 
+// benignText are lines a tool prints for every input of a kind, damaged
+// or not, and that are not about damage: pcpreduce, like pmlogreduce,
+// says which event and aggregate metrics it leaves out.
+var benignText = regexp.MustCompile(`(?m)^pcpreduce: \S+: warning: skipping [A-Z_]+ metric\n`)
+
 // offsetText is how a message names where: "offset N", or pmlogcheck's
 // "[offset N]", "[entry N]" and "index entry N" in --check's findings.
 var offsetText = regexp.MustCompile(`offset \d+|\[entry \d+\]|index entry \d+`)
@@ -449,7 +454,12 @@ func hostileMutant(t *testing.T, tmp, src string, files []mutate.File, m *mutate
 			{tool: "pcpcat --csv", bin: ours("pcpcat"), args: []string{"--csv", a}},
 			outCase("pcpextract -o", ours("pcpextract"), a),
 			outCase("pcprewrite -c -o", ours("pcprewrite"), "-c", conf, a),
+			{tool: "pcpsummary", bin: ours("pcpsummary"), args: []string{a}},
+			outCase("pcpreduce -t 1m -o", ours("pcpreduce"), "-t", "1m", a),
 		}
+		c := outCase("pcpexport --parquet -o", ours("pcpexport"), "--parquet", "-q")
+		c.args, c.export = append(c.args, a), true
+		cases = append(cases, c)
 	}
 	anyComplaint := false
 	inputFlagged := false // by --check, the first case
@@ -467,6 +477,7 @@ func hostileMutant(t *testing.T, tmp, src string, files []mutate.File, m *mutate
 	took, refused, frameOnly := 0, 0, true
 	for _, c := range cases {
 		r := hostileExec(c.stdin, c.bin, c.args...)
+		r.stderr = benignText.ReplaceAllString(r.stderr, "")
 		if c.stdin != nil {
 			verdicts = append(verdicts, fmt.Sprintf("%s: exit %d", c.tool, r.code))
 			if r.code == 0 {
