@@ -27,12 +27,24 @@ func LibpcpOpenError(err error) string {
 		return "No such file or directory"
 	case errors.Is(err, format.ErrEmptyFile):
 		return pcpErrors[-12354] // PM_ERR_NODATA
+	case errors.Is(err, format.ErrNoVolume):
+		return pcpErrors[-12375] // PM_ERR_LOGFILE
 	case errors.Is(err, format.ErrLabel):
 		return pcpErrors[-12372] // PM_ERR_LABEL
 	case errors.As(err, &fe):
 		return ErrStrLogRec
 	}
 	return err.Error()
+}
+
+// NoDataError is why libpcp will not open an archive with no data record
+// (a.LabelsOnly()), for LibpcpOpenError: no data volume at all, or volumes
+// that hold their labels alone.
+func NoDataError(a *format.Archive) error {
+	if len(a.Volumes()) == 0 {
+		return format.ErrNoVolume
+	}
+	return format.ErrEmptyFile
 }
 
 // LibpcpView notes, among an archive reader's warnings, the ones libpcp

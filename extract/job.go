@@ -321,7 +321,7 @@ func (s *Settings) openInput(name string) ([]*format.Archive, []string, error) {
 		// (the first truncated volume met in opening is said below,
 		// unless libpcp fails on it)
 		first := lv.Tail == nil
-		if lv.Note(err) && (errors.Is(err, format.ErrLabel) || opening && first) {
+		if lv.Note(err) && (errors.Is(err, format.ErrLabel) || opening && first) || errors.Is(err, format.ErrNoVolume) {
 			return
 		}
 		s.Warn(err)
@@ -329,6 +329,14 @@ func (s *Settings) openInput(name string) ([]*format.Archive, []string, error) {
 	as, names, err := openInput(name, warn)
 	if err == nil && lv.IndexErr != nil {
 		err = lv.IndexErr
+	}
+	if err == nil {
+		for _, a := range as {
+			if len(a.Volumes()) == 0 {
+				// libpcp will not open an archive without a data volume
+				err = format.ErrNoVolume
+			}
+		}
 	}
 	if err == nil {
 		for i, a := range as {

@@ -132,6 +132,9 @@ func (a *Archive) Volumes() []int {
 // log file"), where one with bytes after a label that are not a sound
 // record is damaged, and libpcp opens it ("Cannot locate end of
 // archive", QA's badlen-2, badlen-3, badlen-11).
+//
+// An archive with no data volume at all is not one of those: libpcp
+// refuses it with other words (NoDataWords says which).
 func (a *Archive) LabelsOnly() bool {
 	size := int64(LabelSizeV2)
 	if a.Version() == 3 {
@@ -406,7 +409,7 @@ func openBase(base string, o *readerOptions) (*Archive, error) {
 		a.vols = append(a.vols, rdVolume{num: v, path: p, size: size})
 	}
 	if len(a.vols) == 0 {
-		a.warnf(fmt.Errorf("archive %s: no data volume (%s.0): the archive holds metadata only", base, file))
+		a.warnf(labelError{fmt.Errorf("archive %s: no data volume (%s.0): the archive holds metadata only", base, file), ErrNoVolume})
 	}
 
 	if index.path != "" {
@@ -612,15 +615,18 @@ func readLabel(r io.Reader, path string, vol int32) (stream.Label, error) {
 // PCP archive log file", PM_ERR_LABEL): a bad length, magic number,
 // version or volume field, or labels of one archive that disagree.
 // ErrEmptyFile marks a file too short to hold a label's first word, which
-// libpcp calls an empty file (PM_ERR_NODATA). Tools under PCP's names
+// libpcp calls an empty file (PM_ERR_NODATA). ErrNoVolume marks the
+// warning for an archive with no data volume at all, which libpcp will not
+// open ("Missing PCP archive log file", PM_ERR_LOGFILE). Tools under PCP's names
 // print PCP's words for them (errors.Is); the error itself says what is
 // wrong, and where.
 var (
 	ErrLabel     = errors.New("illegal label record")
 	ErrEmptyFile = errors.New("empty archive file")
+	ErrNoVolume  = errors.New("no data volume")
 )
 
-// labelError is an error marked as ErrLabel or ErrEmptyFile.
+// labelError is an error marked as ErrLabel, ErrEmptyFile or ErrNoVolume.
 type labelError struct {
 	error
 	kind error

@@ -133,7 +133,7 @@ func runCompat(input, output string, opts *Options) (err error) {
 	if !ok {
 		if c.a.LabelsOnly() {
 			// libpcp will not open an archive with no data record
-			return fmt.Errorf("cannot open archive %q (ctx_a): %s", input, dump.LibpcpOpenError(format.ErrEmptyFile))
+			return fmt.Errorf("cannot open archive %q (ctx_a): %s", input, dump.LibpcpOpenError(dump.NoDataError(c.a)))
 		}
 		return fmt.Errorf("cannot open archive %q: it holds no data", input)
 	}

@@ -419,6 +419,19 @@ func (s *source) close() {
 
 func (j *Job) openArchive(name string) (*source, error) {
 	a, err := format.Open(name, format.WithWarn(j.warn))
+	if err == nil && j.Compat && len(a.Volumes()) == 0 {
+		err = format.ErrNoVolume // libpcp will not open it
+	}
+	if err != nil && j.Compat {
+		// pmlogrewrite's words: libpcp's for what it cannot open; an
+		// empty file is skipped (with success), as pmlogextract skips it.
+		if errors.Is(err, format.ErrEmptyFile) {
+			fmt.Fprintf(j.Stderr, "%s: Warning: empty archive \"%s\" will be skipped\n", j.Prog, name)
+			return nil, toolio.Silent{Code: toolio.ExitOK}
+		}
+		fmt.Fprintf(j.Stderr, "%s: Error: cannot open archive \"%s\": %s\n", j.Prog, name, dump.LibpcpOpenError(err))
+		return nil, toolio.Silent{Code: toolio.ExitFailed}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot open archive %q: %w", name, err)
 	}

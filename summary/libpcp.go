@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"github.com/pcptools/pcptools/dump"
 	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/stream"
 )
@@ -50,16 +51,20 @@ func (a *libpcpArchive) Records(opts ...format.RecordsOption) stream.CloserItera
 }
 
 // NoData reports whether a is an archive with no data record (found as
-// its end is), and whether its volumes then hold their labels alone,
-// which libpcp will not open ("Empty archive log file"), where bytes
-// after a label that are not a record are damage libpcp opens.
-func NoData(a Archive) (none, labelsOnly bool) {
+// its end is), and then why libpcp will not open it (dump.NoDataError:
+// "Empty archive log file" for volumes that hold their labels alone,
+// "Missing PCP archive log file" for no volume at all), or nil where
+// bytes after a label that are not a record are damage libpcp opens.
+func NoData(a Archive) (none bool, libpcpRefuses error) {
 	fa, ok := a.(*format.Archive)
 	if !ok {
-		return false, false
+		return false, nil
 	}
 	if _, has, err := fa.End(); err != nil || has {
-		return false, false
+		return false, nil
 	}
-	return true, fa.LabelsOnly()
+	if !fa.LabelsOnly() {
+		return true, nil
+	}
+	return true, dump.NoDataError(fa)
 }

@@ -120,7 +120,7 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 	}
 	if a.LabelsOnly() {
 		// no data record in any volume: libpcp will not open it
-		return fmt.Errorf("Cannot open archive %q: %s", name, dump.LibpcpOpenError(format.ErrEmptyFile))
+		return fmt.Errorf("Cannot open archive %q: %s", name, dump.LibpcpOpenError(dump.NoDataError(a)))
 	}
 	o := viewOptions(c, c.Count("x"), metrics).Options
 	o.Warn, o.Prog, o.LibpcpLabel = stderr, prog, true

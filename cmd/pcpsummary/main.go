@@ -153,8 +153,8 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		fmt.Fprintf(stderr, "%s: Cannot open archive %q: %v\n", prog, cmd.Archive, err)
 		return toolio.ExitFailed
 	}
-	if none, labelsOnly := summary.NoData(a); none && compat && labelsOnly {
-		fmt.Fprintf(stderr, "%s: Cannot open archive %q: %s\n", prog, cmd.Archive, dump.LibpcpOpenError(format.ErrEmptyFile))
+	if none, refused := summary.NoData(a); none && compat && refused != nil {
+		fmt.Fprintf(stderr, "%s: Cannot open archive %q: %s\n", prog, cmd.Archive, dump.LibpcpOpenError(refused))
 		return toolio.ExitFailed
 	} else if none && !compat {
 		fmt.Fprintf(stderr, "%s: warning: %s: no data records: nothing to summarise\n", prog, cmd.Archive)
