@@ -118,6 +118,14 @@ func TestRewriteWordsLikePCP(t *testing.T) {
 		{[]string{"-Dappl1", "-c", "CONF"}, "indom 29.1 { inst 1 -> DELETE iname \"red\" -> \"rouge\" inst 2 -> 20 }\nmetric sample.bin { delete }\n", "archives/ok-bigbin", false},
 		{[]string{"-Dappl1", "-c", "CONF"}, "metric sample.colour { indom -> NULL output first }\n", "archives/ok-foo", false},
 		{[]string{"-w", "-c", "CONF"}, "indom 29.1 { iname \"red\" -> \"really red\" }\n", "badarchives/ok-truncbin", false},
+		// archives libpcp will not open: libpcp's words (ours, until
+		// the twenty-first session): no such archive, a bad .index
+		// label, damaged metadata
+		{[]string{"-c", "CONF"}, "global { hostname -> elsewhere }\n", "archives/nothere", false},
+		{[]string{"-c", "CONF"}, "global { hostname -> elsewhere }\n", "badarchives/badlabel-2", false},
+		{[]string{"-c", "CONF"}, "global { hostname -> elsewhere }\n", "badarchives/badlen-9", false},
+		{[]string{"-c", "CONF"}, "global { hostname -> elsewhere }\n", "badarchives/badmeta-3", false},
+		{[]string{"-c", "CONF"}, "global { hostname -> elsewhere }\n", "badarchives/badmeta-5", false},
 		// 797: the dynamic domain warning, without -w
 		{[]string{"-c", "CONF"}, "metric 511.2048.1 { pmid -> 510.2048.1 }\n", "archives/log-derived", false},
 	} {

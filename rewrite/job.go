@@ -418,19 +418,24 @@ func (s *source) close() {
 }
 
 func (j *Job) openArchive(name string) (*source, error) {
-	a, err := format.Open(name, format.WithWarn(j.warn))
-	if err == nil && j.Compat && len(a.Volumes()) == 0 {
-		err = format.ErrNoVolume // libpcp will not open it
-	}
-	if err != nil && j.Compat {
-		// pmlogrewrite's words: libpcp's for what it cannot open; an
-		// empty file is skipped (with success), as pmlogextract skips it.
-		if errors.Is(err, format.ErrEmptyFile) {
-			fmt.Fprintf(j.Stderr, "%s: Warning: empty archive \"%s\" will be skipped\n", j.Prog, name)
-			return nil, toolio.Silent{Code: toolio.ExitOK}
+	var lv dump.LibpcpView
+	a, err := format.Open(name, format.WithWarn(func(err error) { lv.Note(err); j.warn(err) }))
+	if j.Compat {
+		// libpcp refuses an archive without a data volume, or whose
+		// .index has a bad label, and reads all metadata as it opens one
+		// (a.Meta keeps it)
+		switch {
+		case err != nil:
+		case len(a.Volumes()) == 0:
+			err = format.ErrNoVolume
+		case lv.IndexErr != nil:
+			err = lv.IndexErr
+		default:
+			_, err = a.Meta()
 		}
-		fmt.Fprintf(j.Stderr, "%s: Error: cannot open archive \"%s\": %s\n", j.Prog, name, dump.LibpcpOpenError(err))
-		return nil, toolio.Silent{Code: toolio.ExitFailed}
+		if err != nil {
+			return nil, j.pcpOpenError(name, err)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot open archive %q: %w", name, err)
@@ -443,6 +448,18 @@ func (j *Job) openArchive(name string) (*source, error) {
 	it := a.Records()
 	return &source{name: name, meta: meta, version: a.Version(), index: index, it: it, size: a.DataSize(),
 		base: a.Base(), closers: []func(){func() { it.Close() }}}, nil
+}
+
+// pcpOpenError says, in pmlogrewrite's words, why it cannot open an
+// archive (libpcp's), and returns the status to end with: an empty file
+// is skipped, with success, as pmlogextract skips it.
+func (j *Job) pcpOpenError(name string, err error) error {
+	if errors.Is(err, format.ErrEmptyFile) {
+		fmt.Fprintf(j.Stderr, "%s: Warning: empty archive \"%s\" will be skipped\n", j.Prog, name)
+		return toolio.Silent{Code: toolio.ExitOK}
+	}
+	fmt.Fprintf(j.Stderr, "%s: Error: cannot open archive \"%s\": %s\n", j.Prog, name, dump.LibpcpOpenError(err))
+	return toolio.Silent{Code: toolio.ExitFailed}
 }
 
 // pcpDamage is what pmlogrewrite 6.0.3 prints when its read of an archive
