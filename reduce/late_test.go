@@ -89,3 +89,26 @@ func TestLateCollision(t *testing.T) {
 		t.Errorf("metrics written: %v", seen)
 	}
 }
+
+// TestUndefinedTypeSaid: a descriptor whose type PCP does not define (a
+// flipped bit, found by the hostile campaign) is skipped with a warning
+// that names the input and says it is no PCP type, not as an event
+// metric is ("skipping type(134217728) metric" named neither).
+func TestUndefinedTypeSaid(t *testing.T) {
+	recs, head := lateStream(t, stream.NewPMID(60, 1, 0))
+	for _, r := range recs {
+		if d, ok := r.(*stream.Desc); ok && d.Names[0] == "late.b" {
+			d.Type = 134217728
+		}
+	}
+	var stderr strings.Builder
+	opts := Options{Samples: -1, NoSync: true, NoProgress: true, Stderr: &stderr, Prog: "pcpreduce"}
+	out := []Output{{Name: filepath.Join(t.TempDir(), "out"), Interval: 10 * time.Second}}
+	if err := RunNativeStreamLate(head, stream.FromSlice(recs), out, opts); err != nil {
+		t.Fatal(err)
+	}
+	want := "pcpreduce: standard input: warning: late.b (PMID 60.1.0): descriptor of type 134217728, which is no PCP type: metric skipped\n"
+	if stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+}

@@ -92,6 +92,12 @@ func (n *native) desc(d *stream.Desc) error {
 		n.byName[d.Names[0]] = m
 	}
 	if m.kind == kSkip {
+		if !d.Type.Defined() {
+			// no PCP type: a damaged descriptor, said as such
+			fmt.Fprintf(n.opts.Stderr, "%s: %s: warning: %s (PMID %s): descriptor of type %d, which is no PCP type: metric skipped\n",
+				n.opts.Prog, n.what, d.Names[0], d.PMID, int32(d.Type))
+			return nil
+		}
 		fmt.Fprintf(n.opts.Stderr, "%s: %s: warning: skipping %s metric\n", n.opts.Prog, d.Names[0], d.Type)
 		return nil
 	}

@@ -78,6 +78,7 @@ type accum struct {
 
 type native struct {
 	opts    *Options
+	what    string // the inputs, in messages
 	w       toolio.Sink
 	version int  // of the output
 	labeled bool // the output has its label
@@ -307,7 +308,7 @@ func runNative(meta *format.Metadata, it stream.Iterator, in nativeRun, outputs 
 		}
 	}()
 	for _, o := range outputs {
-		n := &native{opts: &opts, metrics: map[stream.PMID]*nMetric{}, step: int64(o.Interval),
+		n := &native{opts: &opts, what: in.what, metrics: map[stream.PMID]*nMetric{}, step: int64(o.Interval),
 			version: version, perInterval: map[int]int{}, gaps: map[int64]int{}, late: in.late}
 		if err := n.pickDomain(meta); err != nil {
 			return err

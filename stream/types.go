@@ -190,6 +190,13 @@ var typeNames = map[Type]string{TypeNoSupport: "NOSUPPORT", Type32: "32", TypeU3
 	TypeU64: "U64", TypeFloat: "FLOAT", TypeDouble: "DOUBLE", TypeString: "STRING", TypeAggregate: "AGGREGATE",
 	TypeAggStatic: "AGGREGATE_STATIC", TypeEvent: "EVENT", TypeHighresEvent: "HIGHRES_EVENT", TypeUnknown: "UNKNOWN"}
 
+// Defined reports whether PCP defines the type (NOSUPPORT and UNKNOWN
+// included): a descriptor of any other type is damaged.
+func (t Type) Defined() bool {
+	_, ok := typeNames[t]
+	return ok
+}
+
 // String returns PCP's short name of the type (U64, DOUBLE, ...), or
 // type(N) for a number PCP does not define.
 func (t Type) String() string {
