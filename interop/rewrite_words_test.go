@@ -126,6 +126,12 @@ func TestRewriteWordsLikePCP(t *testing.T) {
 		{[]string{"-c", "CONF"}, "global { hostname -> elsewhere }\n", "badarchives/badlen-9", false},
 		{[]string{"-c", "CONF"}, "global { hostname -> elsewhere }\n", "badarchives/badmeta-3", false},
 		{[]string{"-c", "CONF"}, "global { hostname -> elsewhere }\n", "badarchives/badmeta-5", false},
+		// a record cut short, a length of 0: where libpcp's file
+		// descriptor is when pmlogrewrite reports it (the end of the
+		// file, until the twenty-first session)
+		{[]string{"-c", "CONF"}, "global { hostname -> elsewhere }\n", "badarchives/badlen-2", false},
+		{[]string{"-c", "CONF"}, "global { hostname -> elsewhere }\n", "badarchives/badlog-1", false},
+		{[]string{"-c", "CONF"}, "global { hostname -> elsewhere }\n", "badarchives/archive-20150417.131733", false},
 		// 797: the dynamic domain warning, without -w
 		{[]string{"-c", "CONF"}, "metric 511.2048.1 { pmid -> 510.2048.1 }\n", "archives/log-derived", false},
 	} {

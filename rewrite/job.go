@@ -478,9 +478,18 @@ func pcpDamage(prog, archive string, err error, debug bool) string {
 		fmt.Fprintf(&b, "Error: data fread got %d expected %d\n", left-4, rlen-8)
 	}
 	fmt.Fprintf(&b, "%s: Error: __pmLogRead[log %s]: Corrupted record in a PCP archive log\n", prog, archive)
+	// Where the volume's file descriptor is then: libpcp seeks back to
+	// the start of a record cut short; a length of 0 sends it to the
+	// end of the file (badlen-2, badlog-1, ok-truncbin;
+	// archive-20150417.131733).
+	at := fe.Offset
+	if left == 0 {
+		if _, e := fmt.Sscanf(fe.Err.Error(), "impossible record length 0 (%d bytes left in the file)", &left); e == nil {
+			at += left
+		}
+	}
 	if left > 0 {
-		end := fe.Offset + left
-		fmt.Fprintf(&b, "%s: Error occurred at byte offset %d into a file of %d bytes.\n", prog, end, end)
+		fmt.Fprintf(&b, "%s: Error occurred at byte offset %d into a file of %d bytes.\n", prog, at, fe.Offset+left)
 	}
 	return b.String()
 }
