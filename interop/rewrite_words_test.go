@@ -132,6 +132,10 @@ func TestRewriteWordsLikePCP(t *testing.T) {
 		{[]string{"-c", "CONF"}, "global { hostname -> elsewhere }\n", "badarchives/badlen-2", false},
 		{[]string{"-c", "CONF"}, "global { hostname -> elsewhere }\n", "badarchives/badlog-1", false},
 		{[]string{"-c", "CONF"}, "global { hostname -> elsewhere }\n", "badarchives/archive-20150417.131733", false},
+		// a record whose header and trailer lengths disagree (our own
+		// words, until the twenty-first session), and in place
+		{[]string{"-c", "CONF"}, "global { hostname -> elsewhere }\n", "badarchives/badlen-1", false},
+		{[]string{"-i", "-c", "CONF"}, "global { hostname -> elsewhere }\n", "badarchives/badlen-1", true},
 		// 797: the dynamic domain warning, without -w
 		{[]string{"-c", "CONF"}, "metric 511.2048.1 { pmid -> 510.2048.1 }\n", "archives/log-derived", false},
 	} {

@@ -253,6 +253,14 @@ func (j *Job) run(stdin *os.File, stdout, report io.Writer) error {
 			j.pcpConvError(ce, meta, out, false)
 			return toolio.Silent{Code: toolio.ExitFailed}
 		}
+		if j.Compat && !j.Desperate && pcpBadRecord(err) {
+			// libpcp's words for a record it cannot read
+			fmt.Fprint(j.Stderr, pcpDamage(j.Prog, j.In, err, j.DebugLog))
+			if !j.InPlace && out != "" {
+				fmt.Fprintf(j.Stderr, "Archive \"%s\" not created.\n", out)
+			}
+			return toolio.Silent{Code: toolio.ExitFailed}
+		}
 		if j.Compat && !j.InPlace {
 			return fmt.Errorf("%v\nno archive %q written", err, out)
 		}
@@ -462,17 +470,29 @@ func (j *Job) pcpOpenError(name string, err error) error {
 	return toolio.Silent{Code: toolio.ExitFailed}
 }
 
+// pcpBadRecord reports whether err is one libpcp's reading of a data
+// volume meets as a corrupted record: a record's header and trailer
+// lengths that disagree.
+func pcpBadRecord(err error) bool {
+	var fe *format.FormatError
+	return errors.As(err, &fe) && fe.Err == nil && strings.HasPrefix(fe.Msg, "data record: header length ")
+}
+
 // pcpDamage is what pmlogrewrite 6.0.3 prints when its read of an archive
 // meets a truncated record: the short read, libpcp's error and where it
 // occurred (at the end of the volume: the read stops there).
 func pcpDamage(prog, archive string, err error, debug bool) string {
 	var fe *format.FormatError
 	var rlen, left int64
-	if !errors.As(err, &fe) || fe.Err == nil {
+	if !errors.As(err, &fe) {
 		return fmt.Sprintf("%s: Error: __pmLogRead[log %s]: Corrupted record in a PCP archive log\n", prog, archive)
 	}
+	detail := fe.Msg
+	if fe.Err != nil {
+		detail = fe.Err.Error()
+	}
 	var b strings.Builder
-	if _, e := fmt.Sscanf(fe.Err.Error(), "record of %d bytes runs past the end of the file (%d bytes left)", &rlen, &left); e == nil && debug {
+	if _, e := fmt.Sscanf(detail, "record of %d bytes runs past the end of the file (%d bytes left)", &rlen, &left); e == nil && debug {
 		// pmlogrewrite has read the record's length (4 bytes) and
 		// wants the rest but its trailer.
 		fmt.Fprintf(&b, "Error: data fread got %d expected %d\n", left-4, rlen-8)
@@ -484,8 +504,17 @@ func pcpDamage(prog, archive string, err error, debug bool) string {
 	// archive-20150417.131733).
 	at := fe.Offset
 	if left == 0 {
-		if _, e := fmt.Sscanf(fe.Err.Error(), "impossible record length 0 (%d bytes left in the file)", &left); e == nil {
+		if _, e := fmt.Sscanf(detail, "impossible record length 0 (%d bytes left in the file)", &left); e == nil {
 			at += left
+		}
+	}
+	var hl, tl int64
+	if _, e := fmt.Sscanf(detail, "data record: header length %d does not match trailer length %d", &hl, &tl); e == nil {
+		// libpcp has read the whole record through stdio's 4 KiB
+		// buffer, and does not seek back (badlen-1)
+		if st, err := os.Stat(fe.File); err == nil {
+			at = min(st.Size(), (fe.Offset+hl+4095)/4096*4096)
+			left = st.Size() - fe.Offset
 		}
 	}
 	if left > 0 {
