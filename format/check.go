@@ -102,6 +102,9 @@ type Finding struct {
 	PCPEffect PCPEffect
 
 	pcpRank int // pass 2: the position in pmlogcheck's walk of the descriptors
+	// pcpNoOpen, for a finding pass 0 prints and goes on from, is what
+	// pmlogcheck says when libpcp then refuses to open the archive.
+	pcpNoOpen string
 }
 
 // CheckOptions tune Check.
@@ -467,11 +470,16 @@ func (c *checker) run() {
 		}
 	}
 	base := c.archiveBase()
+	// pmlogcheck names missing files by dirname(3) of the archive's name
+	// and its base name: "./x.meta" for "x"
+	pcpBase := filepath.Dir(base) + string(filepath.Separator) + filepath.Base(base)
 	if c.meta == nil {
 		c.addPath(base+".meta", 0, Error, "missing metadata file")
+		c.pcp(PCPFails, "%s.meta: missing metadata file", pcpBase)
 	}
 	if len(c.vols) == 0 {
 		c.addPath(base+".0", 0, Error, "missing data volume: no %s.N file", filepath.Base(base))
+		c.pcp(PCPFails, "%s.0 (or similar): missing log file ", pcpBase)
 	}
 	c.byPMID = map[stream.PMID]*descAt{}
 	c.instNam = map[stream.InDomID]map[int32]string{}
@@ -668,6 +676,12 @@ func (c *checker) frameFile(f *archFile, fn func(f *archFile, rec []byte, off in
 			what = "the file is empty"
 		}
 		c.add(f, -1, 0, sev, "contains no PCP data (%s)%s", what, why)
+		c.out[len(c.out)-1].PCP = f.path + ": contains no PCP data"
+		c.out[len(c.out)-1].PCPEffect = PCPGoesOn
+		if sev == Error {
+			// pass 0 goes on; libpcp then will not open the archive
+			c.out[len(c.out)-1].pcpNoOpen = fmt.Sprintf("pmlogcheck: cannot open archive \"%s\": %s\nChecking abandoned.", c.name, pcpErrNoData)
+		}
 	}
 	c.info(f, 0, "found %d records", f.records)
 }
@@ -687,6 +701,13 @@ func (c *checker) fileLabel(f *archFile, rec []byte) {
 			pcp = append(pcp, fmt.Sprintf("%s: bad label version: %d not 2 or 3 as expected", f.path, magic&0xff),
 				fmt.Sprintf("%s: cannot load label record: %s", f.path, pcpErrLabel))
 			c.pcp(PCPFails, "%s", strings.Join(pcp, "\n"))
+		} else if magic&^0xff != pcpLogMagic {
+			// pass 0 says so and goes on; libpcp then refuses the
+			// archive over it (badlabel-1)
+			c.pcp(PCPGoesOn, "%s: bad label magic number: 0x%x not 0x%x as expected", f.path, magic&^0xff, pcpLogMagic)
+			if f.role != roleData || f == c.vols[0] {
+				c.out[len(c.out)-1].pcpNoOpen = fmt.Sprintf("pmlogcheck: cannot open archive \"%s\": %s\nChecking abandoned.", c.name, pcpErrLabel)
+			}
 		}
 		return
 	}

@@ -47,6 +47,7 @@ const (
 const (
 	pcpErrLogRec  = "Corrupted record in a PCP archive log"                   // PM_ERR_LOGREC
 	pcpErrLabel   = "Illegal label record at start of a PCP archive log file" // PM_ERR_LABEL
+	pcpErrNoData  = "Empty archive log file"                                  // PM_ERR_NODATA
 	pcpErrNoDesc  = "Metric not defined in the PCP archive log"
 	pcpErrConvert = "Impossible value or scale conversion" // PM_ERR_CONV
 )
@@ -105,6 +106,9 @@ func PCPReport(findings []Finding, logmeta bool) PCPRun {
 			}
 			run.Pass0 = append(run.Pass0, f.Line())
 			run.Failed = run.Failed || f.PCPEffect >= PCPFails
+			if f.pcpNoOpen != "" {
+				rest = append(rest, Finding{Pass: 0, Severity: Error, PCP: f.pcpNoOpen, PCPEffect: PCPNoOpen})
+			}
 			continue
 		}
 		rest = append(rest, f)

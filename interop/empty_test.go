@@ -59,6 +59,7 @@ func TestNoDataLikePCP(t *testing.T) {
 			{"pmdumplog", []string{"-l", in}},
 			{"pmdumplog", []string{"-d", in}},
 			{"pmlogsummary", []string{in}},
+			{"pmlogcheck", []string{in}},
 			{"pmlogextract", []string{in, "OUT"}},
 			{"pmlogextract", []string{in, good, "OUT"}},
 			{"pmlogrewrite", []string{"-c", conf, in, "OUT"}},

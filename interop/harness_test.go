@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	// Our tools take PCP's command lines under PCP's names.
-	for _, l := range [][2]string{{"pcpextract", "pmlogextract"}, {"pcprewrite", "pmlogrewrite"}, {"pcpsummary", "pmlogsummary"}, {"pcpreduce", "pmlogreduce"}, {"pcpcat", "pmdumplog"}} {
+	for _, l := range [][2]string{{"pcpextract", "pmlogextract"}, {"pcprewrite", "pmlogrewrite"}, {"pcpsummary", "pmlogsummary"}, {"pcpreduce", "pmlogreduce"}, {"pcpcat", "pmdumplog"}, {"pcpcat", "pmlogcheck"}} {
 		if err := os.Symlink(l[0], filepath.Join(dir, l[1])); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

@@ -27,6 +27,10 @@ func TestPmlogcheckWords(t *testing.T) {
 		{"badarchives/badmeta-6"},
 		{"badarchives/badmeta-7"},
 		{"-l", "badarchives/badmeta-1"},
+		// pass 0's words, then libpcp's refusal (our own words for
+		// both, until the twenty-first session)
+		{"badarchives/empty"},
+		{"badarchives/badlabel-1"},
 	}
 	for i := 1; i <= 7; i++ {
 		cases = append(cases, []string{"-z", "-Dlogmeta", "-z", "badarchives/badmeta-" + strconv.Itoa(i)})
@@ -38,6 +42,28 @@ func TestPmlogcheckWords(t *testing.T) {
 		if got != pcp {
 			t.Errorf("pmlogcheck %q:\n  PCP:  status %d, stdout %q, stderr %q\n  ours: status %d, stdout %q, stderr %q",
 				args, pcp.code, pcp.stdout, pcp.stderr, got.code, got.stdout, got.stderr)
+		}
+	}
+	// An archive missing its .meta, or every file: pass 0 names what is
+	// missing as "./x.meta" when the name has no directory, and only an
+	// archive with no file at all matches nothing (ours said so of a
+	// missing .meta).
+	dir := t.TempDir()
+	for _, ext := range []string{".0", ".index"} {
+		b, err := os.ReadFile(filepath.Join(qaDir, "ok-foo"+ext))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "ok-foo"+ext), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ in, arch string }{{dir, "ok-foo"}, {filepath.Dir(dir), filepath.Join(filepath.Base(dir), "ok-foo")}, {dir, "nothing"}} {
+		pcp := runIn(c.in, nil, "/usr/bin/pmlogcheck", c.arch)
+		got := runIn(c.in, nil, link, c.arch)
+		if got != pcp {
+			t.Errorf("pmlogcheck %s in %s:\n  PCP:  status %d, stdout %q, stderr %q\n  ours: status %d, stdout %q, stderr %q",
+				c.arch, c.in, pcp.code, pcp.stdout, pcp.stderr, got.code, got.stdout, got.stderr)
 		}
 	}
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -91,12 +93,14 @@ func logcheckAction(c *cli.Context, stdout, stderr io.Writer) error {
 // 1 to 3 otherwise find (index entries, descriptors, timestamps, counter
 // wraps) is printed with exit status 0 (see format.PCPReport).
 func checkOne(c *cli.Context, name string, stdout, stderr io.Writer) (bool, error) {
-	if !isArchive(name) {
-		return false, fmt.Errorf("no PCP archive files match %q", name)
-	}
+	// pmlogcheck's pass 0 takes any of the archive's files: a missing
+	// .meta or data volume is one of its findings
 	opts := format.CheckOptions{NoWrap: c.Bool("w"), MetaOnly: c.Bool("m"), Verbose: c.Bool("v")}
 	werr := checkWindow(c, name, &opts, stderr)
 	findings, err := format.Check(name, opts)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("no PCP archive files match %q", name)
+	}
 	if err != nil {
 		return false, err
 	}
