@@ -155,7 +155,10 @@ func (s *Settings) Merge(j Job) (err error) {
 			return err
 		}
 		closers = append(closers, in)
-		it, lab, err := streamLabel(in.Iter)
+		// a result no descriptor came before is refused here as every
+		// reader of a stream refuses it (F19: pcpextract wrote one the
+		// stream's records left undescribed, from its METADATA frame)
+		it, lab, err := streamLabel(stream.Described(in.Iter))
 		if err != nil {
 			return err
 		}

@@ -271,3 +271,39 @@ func TestPipeRewriteJoinLikeDirect(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamLostDescRefused (F19, hostile seed 21): a descriptor frame
+// whose kind lost to a flipped bit reads as an optional frame (0x82), which
+// a reader skips (docs/stream.md); the results of its metric then have no
+// descriptor before them. Every reader of the stream refuses them and
+// writes nothing: pcpextract wrote them out, described by the stream's
+// METADATA frame, while the others refused.
+func TestStreamLostDescRefused(t *testing.T) {
+	data := streamOf(t, filepath.Join(qaDir, "omnibus_v2"))
+	const header, frameHeader = 12, 20
+	off, flipped := header, false
+	for off+frameHeader <= len(data) {
+		n := int(data[off+4])<<24 | int(data[off+5])<<16 | int(data[off+6])<<8 | int(data[off+7])
+		if data[off] == 0x02 { // the first descriptor record, after the METADATA frame
+			data[off] |= 0x80
+			flipped = true
+			break
+		}
+		off += frameHeader + n
+	}
+	if !flipped {
+		t.Fatal("no descriptor frame in the stream")
+	}
+	conf := filepath.Join(t.TempDir(), "host.conf")
+	if err := os.WriteFile(conf, []byte("global { hostname -> elsewhere }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][]string{{"pcpextract", "-o"}, {"pcpcat", "-o"}, {"pcprewrite", "-c", conf, "-o"}, {"pcpreduce", "-t", "1m", "-o"}} {
+		dir := t.TempDir()
+		r := run(slow, data, ours(c[0]), append(c[1:], filepath.Join(dir, "out"))...)
+		left, _ := os.ReadDir(dir)
+		if r.code != 1 || !strings.Contains(r.stderr, "no descriptor for metric") || len(left) != 0 {
+			t.Errorf("%v: exit %d, %d files left, stderr %q: want exit 1, no descriptor, nothing written", c, r.code, len(left), r.stderr)
+		}
+	}
+}
