@@ -34,7 +34,8 @@ func DumpStream(w io.Writer, meta *format.Metadata, it stream.Iterator, opts Opt
 // stream as it arrives (DumpStream): the values view alone (-m, with its
 // time formats and zones), which needs the metadata only as each value
 // comes. The views that list the metadata (-d -e -h -i -I) print it
-// before the first value, whole; -l, -L, -t, -s and -r need what only a
+// before the first value, whole (alone, they are MetaStreamable: printed
+// once the stream is over); -l, -L, -t, -s and -r need what only a
 // whole archive has (its end, its index, its record sizes); a window
 // counted back from the end needs the end; and metric names select what
 // the whole namespace holds under them, in its order.
@@ -123,3 +124,57 @@ func (e *errIter) Next() bool        { return false }
 func (e *errIter) At() stream.Record { return nil }
 func (e *errIter) Err() error        { return e.err }
 func (e *errIter) Close() error      { return nil }
+
+// MetaStreamable reports whether opts asks only for the views that list
+// the metadata (-d -e -h -i -I), which DumpStreamMeta prints of a stream
+// once it has read it all: no values, nothing only a whole archive has
+// (-l's end, -t, -s, -r), no metric names, no window counted from the end.
+func MetaStreamable(opts Options) bool {
+	o := opts.normalize()
+	return !o.Values && (o.Descs || o.LabelSets || o.HelpText || o.InDoms || o.DiskInDoms) &&
+		!o.Label && !o.Index && !o.Sizes && !o.Reverse && !o.TracePDU && o.TraceLog == nil &&
+		len(o.Metrics) == 0 && !pcptime.NeedsEnd(o.Start, o.Finish)
+}
+
+// DumpStreamMeta prints the metadata views of opts (MetaStreamable) of a
+// stream: it reads the whole stream, keeping its first label and its
+// metadata records in the order they come, as the archive the stream
+// would make holds them, and then prints them as Dump prints that
+// archive's. Only the metadata is kept, never the results, and nothing
+// is spilled to disk. The stream is read to its END, so damage anywhere
+// in it fails the dump, as it fails any reader of the stream.
+func DumpStreamMeta(w io.Writer, it stream.Iterator, opts Options) error {
+	var lab *stream.Label
+	var recs []stream.Record
+	for it.Next() {
+		switch r := it.At().(type) {
+		case *stream.Label:
+			if lab == nil {
+				lab = stream.CloneRecord(r).(*stream.Label)
+			}
+		case *stream.Desc, *stream.InDom, *stream.LabelSet, *stream.Text:
+			recs = append(recs, stream.CloneRecord(r))
+		}
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	if lab == nil {
+		return errors.New("the stream holds no archive label")
+	}
+	md, err := format.MetadataOf(*lab, recs)
+	if err != nil {
+		return err
+	}
+	return dumpArchive(w, metaSource{md}, opts)
+}
+
+// metaSource is an archive of which only the metadata is known.
+type metaSource struct{ md *format.Metadata }
+
+func (s metaSource) label() stream.Label                             { return s.md.Label }
+func (s metaSource) meta() (*format.Metadata, error)                 { return s.md, nil }
+func (s metaSource) index() ([]format.IndexEntry, error)             { return nil, nil }
+func (s metaSource) fileSize(string) (int64, bool)                   { return 0, false }
+func (s metaSource) end() (stream.Timestamp, bool, error)            { return stream.Timestamp{}, false, nil }
+func (s metaSource) records(*stream.Timestamp) stream.CloserIterator { return &errIter{} }

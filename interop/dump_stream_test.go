@@ -14,11 +14,14 @@ import (
 // --json) print what they print of the archive, each on half the QA
 // archives (rotation: every archive runs half of them), and
 // spill nothing (TMPDIR names no directory, so a spill would fail), also
-// with a window counted from the start; on every eighth archive, the views
-// that list the metadata (-d -i -I -h -e), -l (which prints the end), a
+// with a window counted from the start, and the views that list the
+// metadata (-d -i -I -h -e, read to the stream's end, its metadata kept:
+// since the twenty-first session); on every eighth archive, those views
+// with the values (-m), -l (which prints the end), a
 // window counted back from the end and metric names, which need the whole
 // archive, spill, print the same and leave nothing behind; and a stream
-// without a METADATA frame (pcprewrite's) prints under --csv and -m what
+// without a METADATA frame (pcprewrite's) prints under --csv, -m and the
+// metadata views what
 // the archive the same rewrite writes does, spilling nothing, and under
 // --json (whose metadata records such a stream may bring in another
 // order) spills and prints the same.
@@ -45,6 +48,7 @@ func TestDumpStream(t *testing.T) {
 			{[]string{"-m", "-x"}, nil, false},
 			{[]string{"-m", "-z", "-S", "30s", "-T", "20m"}, nil, false},
 			{[]string{"--csv", "-S", "@00:00"}, []string{"kernel", "sample.bin", "pmcd"}, true},
+			{[]string{"-d", "-i", "-I", "-h", "-e"}, nil, false},
 			{[]string{"-d", "-i", "-I", "-h", "-e", "-m", "-x"}, nil, true},
 			{[]string{"-m", "-z", "-S", "30s", "-T", "20m"}, []string{"kernel", "sample.bin"}, true},
 			{[]string{"-l"}, nil, true},
@@ -81,6 +85,7 @@ func TestDumpStream(t *testing.T) {
 		}{
 			{[]string{"--csv"}, false},
 			{[]string{"-m", "-x"}, false},
+			{[]string{"-d", "-i", "-I", "-h", "-e"}, false},
 			{[]string{"--json"}, true},
 		} {
 			want := run(slow, nil, ours("pcpcat"), append(c.opts, rw)...)

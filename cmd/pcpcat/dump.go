@@ -66,8 +66,19 @@ func dumpArchives(c *cli.Context, names []string, v views, stdin *os.File, stdou
 		}
 	} else {
 		streamOK := dump.Streamable(v.Options)
+		metaOnly := !v.json && !v.csv && dump.MetaStreamable(v.Options)
 		if v.json || v.csv {
 			streamOK = dump.ExportStreamable(v.Options)
+		}
+		if metaOnly {
+			// the metadata views: the stream read to its end, its
+			// metadata kept, nothing spilled
+			in, err := toolio.OpenInputs(names, stdin, warner(stderr))
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			return dump.DumpStreamMeta(stdout, stream.Described(in.Iter), v.Options)
 		}
 		// JSON prints the metadata records where they come: a stream
 		// without a METADATA frame may bring them in another order than
