@@ -37,6 +37,29 @@ func LibpcpOpenError(err error) string {
 	return err.Error()
 }
 
+// LibpcpBadRecord reports whether err is a data record libpcp's read of
+// a volume calls corrupted and stops at, where our reader fails (a record
+// whose header and trailer lengths disagree, QA's badlen-1), and where
+// the volume's file descriptor then is, as pmlogextract and pmlogrewrite
+// report it ("Error occurred at byte offset AT into a file of SIZE
+// bytes"): libpcp has read the whole record through stdio's 4 KiB buffer
+// and does not seek back.
+func LibpcpBadRecord(err error) (file string, at, size int64, ok bool) {
+	var fe *format.FormatError
+	if !errors.As(err, &fe) || fe.Err != nil || !strings.HasPrefix(fe.Msg, "data record: header length ") {
+		return "", 0, 0, false
+	}
+	var hl, tl int64
+	if _, e := fmt.Sscanf(fe.Msg, "data record: header length %d does not match trailer length %d", &hl, &tl); e != nil {
+		return "", 0, 0, false
+	}
+	st, serr := os.Stat(fe.File)
+	if serr != nil {
+		return "", 0, 0, false
+	}
+	return fe.File, min(st.Size(), (fe.Offset+hl+4095)/4096*4096), st.Size(), true
+}
+
 // NoDataError is why libpcp will not open an archive with no data record
 // (a.LabelsOnly()), for LibpcpOpenError: no data volume at all, or volumes
 // that hold their labels alone.

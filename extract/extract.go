@@ -100,7 +100,15 @@ type Options struct {
 	LogEnd    stream.Timestamp
 	HasLogEnd bool
 	Warn      func(error)
+	// StopAt, when set, is asked about an error reading an input's
+	// records: when it returns true the input ends there, as libpcp ends
+	// the read of a volume at a record it calls corrupted (pmlogextract
+	// goes on with its other inputs), having said so itself.
+	StopAt func(error) bool
 }
+
+// stopAt reports whether an input's read error ends only that input.
+func (o *Options) stopAt(err error) bool { return o.StopAt != nil && o.StopAt(err) }
 
 // Bounds returns the earliest label start of the archives, and the latest
 // archive end (ok false when no archive has data).
@@ -443,6 +451,16 @@ func (e *Extractor) warn(err error) {
 	}
 }
 
+// HostMismatch is the error for inputs of different hosts: the first
+// input's, and the first input of another.
+type HostMismatch struct {
+	First, FirstHost, Other, OtherHost string
+}
+
+func (e *HostMismatch) Error() string {
+	return fmt.Sprintf("inputs of different hosts: %s is of host %q, %s of host %q (merge hosts into a folio with --folio)", e.First, e.FirstHost, e.Other, e.OtherHost)
+}
+
 // makeLabel builds the output label from the inputs' labels.
 func (e *Extractor) makeLabel() error {
 	var first, last *input
@@ -467,6 +485,13 @@ func (e *Extractor) makeLabel() error {
 	if v != 2 && v != 3 {
 		return fmt.Errorf("output version %d: only 2 and 3 exist", v)
 	}
+	tz := last
+	if e.opts.FirstTZ {
+		tz = first
+	}
+	// input by input, as pmlogextract checks them: a timezone unlike the
+	// output's is said of each input before it, a host unlike the
+	// first's stops at that input
 	for _, in := range e.ins {
 		if in.state == stDone {
 			continue
@@ -475,15 +500,9 @@ func (e *Extractor) makeLabel() error {
 			return fmt.Errorf("%s is a version %d archive: the output cannot be version %d (a v3 archive does not fit in v2)", in.name, in.label.Version, v)
 		}
 		if in.label.Hostname != first.label.Hostname {
-			return fmt.Errorf("inputs of different hosts: %s is of host %q, %s of host %q (merge hosts into a folio with --folio)", first.name, first.label.Hostname, in.name, in.label.Hostname)
+			return &HostMismatch{First: first.name, FirstHost: first.label.Hostname, Other: in.name, OtherHost: in.label.Hostname}
 		}
-	}
-	tz := last
-	if e.opts.FirstTZ {
-		tz = first
-	}
-	for _, in := range e.ins {
-		if in.state != stDone && in.label.Timezone != tz.label.Timezone {
+		if in.label.Timezone != tz.label.Timezone {
 			e.warn(&TZMismatch{Used: tz.name, UsedTZ: tz.label.Timezone, Other: in.name, OtherTZ: in.label.Timezone})
 		}
 	}
@@ -523,7 +542,7 @@ func (e *Extractor) readMeta(its []stream.CloserIterator) error {
 			}
 			for {
 				if !it.Next() {
-					if err := it.Err(); err != nil {
+					if err := it.Err(); err != nil && !e.opts.stopAt(err) {
 						return err
 					}
 					it.Close()

@@ -123,6 +123,11 @@ func (s *Settings) compatError(err error, out string) error {
 	if s.Compat && errors.Is(err, ErrAllEmpty) {
 		return pcpError{"Warning: all input archive(s) are empty, no output archive created"}
 	}
+	var hm *HostMismatch
+	if s.Compat && errors.As(err, &hm) {
+		return pcpError{fmt.Sprintf("Error: host name mismatch for input archives\narchive: %s host: %s\narchive: %s host: %s\nArchive \"%s\" not created.",
+			hm.First, hm.FirstHost, hm.Other, hm.OtherHost, out)}
+	}
 	var ce *ConflictError
 	if !s.Compat || !errors.As(err, &ce) || ce.PCP == "" {
 		return err
@@ -195,6 +200,19 @@ func (s *Settings) Merge(j Job) (err error) {
 	}
 	opts := s.Opts
 	opts.Warn = s.Warn
+	if s.Compat {
+		// libpcp stops reading a volume at a record it calls
+		// corrupted; pmlogextract says so and goes on (badlen-1)
+		opts.StopAt = func(err error) bool {
+			file, at, size, ok := dump.LibpcpBadRecord(err)
+			if ok {
+				fmt.Fprintf(s.Stderr, "%s: Error: __pmLogRead[log %s]: Corrupted record in a PCP archive log\n", s.WarnPrefix, s.givenName(file))
+				fmt.Fprintf(s.Stderr, "%s: Error occurred at byte offset %d into a file of %d bytes.\n", s.WarnPrefix, at, size)
+				fmt.Fprintln(s.Stderr, "The last record, and the remainder of this file will not be extracted.")
+			}
+			return ok
+		}
+	}
 	if len(archives) > 0 {
 		start, end, ok, err := Bounds(archives)
 		if err != nil {

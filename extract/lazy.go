@@ -133,7 +133,7 @@ func (e *Extractor) refill(in *input) error {
 	}
 	for {
 		if !in.it.Next() {
-			if err := in.it.Err(); err != nil {
+			if err := in.it.Err(); err != nil && !e.opts.stopAt(err) {
 				return err
 			}
 			if e.started {

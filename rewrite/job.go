@@ -253,7 +253,7 @@ func (j *Job) run(stdin *os.File, stdout, report io.Writer) error {
 			j.pcpConvError(ce, meta, out, false)
 			return toolio.Silent{Code: toolio.ExitFailed}
 		}
-		if j.Compat && !j.Desperate && pcpBadRecord(err) {
+		if _, _, _, bad := dump.LibpcpBadRecord(err); j.Compat && !j.Desperate && bad {
 			// libpcp's words for a record it cannot read
 			fmt.Fprint(j.Stderr, pcpDamage(j.Prog, j.In, err, j.DebugLog))
 			if !j.InPlace && out != "" {
@@ -470,14 +470,6 @@ func (j *Job) pcpOpenError(name string, err error) error {
 	return toolio.Silent{Code: toolio.ExitFailed}
 }
 
-// pcpBadRecord reports whether err is one libpcp's reading of a data
-// volume meets as a corrupted record: a record's header and trailer
-// lengths that disagree.
-func pcpBadRecord(err error) bool {
-	var fe *format.FormatError
-	return errors.As(err, &fe) && fe.Err == nil && strings.HasPrefix(fe.Msg, "data record: header length ")
-}
-
 // pcpDamage is what pmlogrewrite 6.0.3 prints when its read of an archive
 // meets a truncated record: the short read, libpcp's error and where it
 // occurred (at the end of the volume: the read stops there).
@@ -508,14 +500,8 @@ func pcpDamage(prog, archive string, err error, debug bool) string {
 			at += left
 		}
 	}
-	var hl, tl int64
-	if _, e := fmt.Sscanf(detail, "data record: header length %d does not match trailer length %d", &hl, &tl); e == nil {
-		// libpcp has read the whole record through stdio's 4 KiB
-		// buffer, and does not seek back (badlen-1)
-		if st, err := os.Stat(fe.File); err == nil {
-			at = min(st.Size(), (fe.Offset+hl+4095)/4096*4096)
-			left = st.Size() - fe.Offset
-		}
+	if _, pos, size, ok := dump.LibpcpBadRecord(err); ok {
+		at, left = pos, size-fe.Offset // (badlen-1)
 	}
 	if left > 0 {
 		fmt.Fprintf(&b, "%s: Error occurred at byte offset %d into a file of %d bytes.\n", prog, at, fe.Offset+left)
