@@ -64,6 +64,9 @@ func LibpcpBadRecord(err error) (file string, at, size int64, ok bool) {
 // (a.LabelsOnly()), for LibpcpOpenError: no data volume at all, or volumes
 // that hold their labels alone.
 func NoDataError(a *format.Archive) error {
+	if a.LabelOnlyFile() {
+		return format.ErrEmptyFile
+	}
 	if len(a.Volumes()) == 0 {
 		return format.ErrNoVolume
 	}
@@ -87,7 +90,7 @@ type LibpcpView struct {
 func (v *LibpcpView) Note(err error) bool {
 	var fe *format.FormatError
 	switch {
-	case errors.Is(err, format.ErrLabel) && errors.As(err, &fe) && strings.HasSuffix(fe.File, ".index"):
+	case (errors.Is(err, format.ErrLabel) || errors.Is(err, format.ErrEmptyFile)) && errors.As(err, &fe) && strings.HasSuffix(fe.File, ".index"):
 		if v.IndexErr == nil {
 			v.IndexErr = err
 		}

@@ -353,9 +353,12 @@ func (s *Settings) openInput(name string) ([]*format.Archive, []string, error) {
 	}
 	if err == nil {
 		for _, a := range as {
-			if len(a.Volumes()) == 0 {
+			switch {
+			case len(a.Volumes()) == 0:
 				// libpcp will not open an archive without a data volume
 				err = format.ErrNoVolume
+			case a.LabelOnlyFile():
+				err = format.ErrEmptyFile // (skipped, as an empty file)
 			}
 		}
 	}

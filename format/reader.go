@@ -148,6 +148,20 @@ func (a *Archive) LabelsOnly() bool {
 	return true
 }
 
+// LabelOnlyFile reports whether the .meta or the .index holds its label
+// and nothing after it: libpcp will not open such an archive either
+// ("Empty archive log file", PM_ERR_NODATA), whatever its volumes hold.
+// Our readers go on (an index with no entries is not needed, a .meta
+// with no descriptor fails where a result needs one); the tools under
+// PCP's names refuse it as PCP's do.
+func (a *Archive) LabelOnlyFile() bool {
+	size := int64(LabelSizeV2)
+	if a.Version() == 3 {
+		size = LabelSizeV3
+	}
+	return a.metaSize == size || a.indexPath != "" && a.indexSize == size
+}
+
 // Files returns the paths of the archive's files: the .meta, the .index
 // (when present and usable) and the volumes in order.
 func (a *Archive) Files() []string {
@@ -595,7 +609,10 @@ func readLabel(r io.Reader, path string, vol int32) (stream.Label, error) {
 	}
 	l, err := DecodeLabel(b[:n])
 	if err != nil {
-		if n < 4 {
+		if n < 8 {
+			// libpcp reads a label's length and magic number (8
+			// bytes) first, and calls a file too short for them
+			// empty (PM_ERR_NODATA)
 			return l, labelError{AtFile(err, path, 0), ErrEmptyFile}
 		}
 		return l, labelError{AtFile(err, path, 0), ErrLabel}
@@ -614,7 +631,7 @@ func readLabel(r io.Reader, path string, vol int32) (stream.Label, error) {
 // which libpcp refuses the archive ("Illegal label record at start of a
 // PCP archive log file", PM_ERR_LABEL): a bad length, magic number,
 // version or volume field, or labels of one archive that disagree.
-// ErrEmptyFile marks a file too short to hold a label's first word, which
+// ErrEmptyFile marks a file too short to hold a label's first two words, which
 // libpcp calls an empty file (PM_ERR_NODATA). ErrNoVolume marks the
 // warning for an archive with no data volume at all, which libpcp will not
 // open ("Missing PCP archive log file", PM_ERR_LOGFILE). Tools under PCP's names

@@ -436,6 +436,8 @@ func (j *Job) openArchive(name string) (*source, error) {
 		case err != nil:
 		case len(a.Volumes()) == 0:
 			err = format.ErrNoVolume
+		case a.LabelOnlyFile():
+			err = format.ErrEmptyFile
 		case lv.IndexErr != nil:
 			err = lv.IndexErr
 		default:

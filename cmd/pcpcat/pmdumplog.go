@@ -118,7 +118,7 @@ func dumplogAction(c *cli.Context, prog string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("Cannot open archive %q: %s", name, dump.LibpcpOpenError(err))
 	}
-	if a.LabelsOnly() {
+	if a.LabelsOnly() || a.LabelOnlyFile() {
 		// no data record in any volume: libpcp will not open it
 		return fmt.Errorf("Cannot open archive %q: %s", name, dump.LibpcpOpenError(dump.NoDataError(a)))
 	}
