@@ -104,6 +104,16 @@ var frameNames = map[FrameKind]string{
 	FrameMetadata: "METADATA",
 }
 
+// flipped reports whether k is a kind that is never assigned: one of the
+// required kinds (LABEL to MARK, ERROR, END) with its top bit set. A
+// reader that skipped it as optional would drop, without a word, a record
+// whose frame header lost to one flipped bit (hostile campaign, F19's
+// kin); it refuses it instead (docs/stream.md, "Unknown kinds").
+func (k FrameKind) flipped() bool {
+	b := k &^ FrameOptional
+	return k >= FrameOptional && (b >= FrameLabel && b <= FrameMark || b == FrameError || b == FrameEnd)
+}
+
 func (k FrameKind) String() string {
 	if s, ok := frameNames[k]; ok {
 		return s

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -606,7 +607,7 @@ func TestOptionalFramesSkipped(t *testing.T) {
 	b := encode(t, sampleRecords())
 	// Insert optional frames after the first frame, and before the END.
 	first := HeaderSize + FrameHeaderSize + format.LabelSizeV3
-	opt := cat2(frameBytes(0x81, 0xff, ts(-1, -1), []byte("future extension")), frameBytes(0xff, 0, ts(0, 0), nil))
+	opt := cat2(frameBytes(0x88, 0xff, ts(-1, -1), []byte("future extension")), frameBytes(0xfd, 0, ts(0, 0), nil))
 	var s []byte
 	s = append(s, b[:first]...)
 	s = append(s, opt...)
@@ -621,6 +622,37 @@ func TestOptionalFramesSkipped(t *testing.T) {
 	// A cut inside an optional frame is still a cut.
 	if _, err := readAll(s[:first+FrameHeaderSize+3]); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("cut in an optional frame: %v", err)
+	}
+}
+
+// TestFlippedKindRefused: a required kind with its top bit set (0x81 to
+// 0x87, 0xfe, 0xff) is never assigned. One flipped bit makes a record's
+// frame such a kind; a reader that skipped it as optional lost the record
+// without a word (a result, a <mark>: every reader alike, so the hostile
+// campaign could not see it). Every frame of the sample, flipped in turn,
+// is refused with its offset.
+func TestFlippedKindRefused(t *testing.T) {
+	b := encode(t, sampleRecords())
+	off, n := HeaderSize, 0
+	for off+FrameHeaderSize <= len(b) {
+		kind := FrameKind(b[off])
+		size := int(binary.BigEndian.Uint32(b[off+4:]))
+		m := slices.Clone(b)
+		m[off] |= 0x80
+		_, err := readAll(m)
+		if err == nil || !strings.Contains(err.Error(), "top bit set") || !strings.Contains(err.Error(), fmt.Sprintf("offset %d", off)) {
+			t.Errorf("%s frame at %d with its top bit set: %v", kind, off, err)
+		}
+		n++
+		off += FrameHeaderSize + size
+	}
+	if n < 10 {
+		t.Fatalf("only %d frames", n)
+	}
+	for _, k := range []FrameKind{0x80, 0x88, 0xa0, 0xfd} {
+		if k.flipped() {
+			t.Errorf("%#x: refused, but it is a kind a reader may skip", uint8(k))
+		}
 	}
 }
 

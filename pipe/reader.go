@@ -212,6 +212,8 @@ func (r *Reader) Next() bool {
 				return false
 			}
 			continue
+		case kind.flipped():
+			return r.fail(start, nil, "frame kind 0x%02x is %s with its top bit set, which no stream holds: a damaged frame header", uint8(kind), kind&^FrameOptional)
 		case kind >= FrameOptional:
 			// An extension this reader does not know; the format says it
 			// may be skipped.
