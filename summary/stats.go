@@ -3,9 +3,12 @@ package summary
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 
 	"github.com/pcptools/pcptools/dump"
+	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/stream"
 )
 
@@ -326,7 +329,7 @@ func (a *accumulator) add(r *stream.Result, ts timeval) error {
 			for j := 0; j < int(vs.NumVal); j++ {
 				v, err := extract(vs, j, m.typ)
 				if err != nil {
-					return a.badFirst(vs.PMID, err)
+					return a.badFirst(vs.PMID, r.T, err)
 				}
 				a.newInst(m, vs.Inst(j), v, ts)
 			}
@@ -342,7 +345,7 @@ func (a *accumulator) add(r *stream.Result, ts timeval) error {
 			if k < 0 {
 				v, err := extract(vs, j, m.typ)
 				if err != nil {
-					return a.badFirst(vs.PMID, err)
+					return a.badFirst(vs.PMID, r.T, err)
 				}
 				a.newInst(m, inst, v, ts)
 				continue
@@ -443,10 +446,52 @@ func (a *accumulator) add(r *stream.Result, ts timeval) error {
 
 // badFirst is pmlogsummary's reaction to a first value it cannot read:
 // it gives up on the whole archive.
-func (a *accumulator) badFirst(p stream.PMID, err error) error {
+func (a *accumulator) badFirst(p stream.PMID, t stream.Timestamp, err error) error {
 	a.pmiderr(p, "failed to extract value: %v\n", err)
-	a.fatal = errors.New("possibly corrupt archive?")
+	a.fatal = &CorruptError{T: t, PMID: p, Err: err}
 	return a.fatal
+}
+
+// CorruptError is the end of a summary at a value that cannot be read
+// (pmlogsummary's "possibly corrupt archive?", its words as Error's):
+// the metric, and the time of the result that holds it. Located says
+// where the result is.
+type CorruptError struct {
+	T    stream.Timestamp
+	PMID stream.PMID
+	Err  error
+}
+
+func (e *CorruptError) Error() string { return "possibly corrupt archive?" }
+
+// Located is err, and, when native and err is a CorruptError, the file,
+// offset, metric and cause in front of it, found by reading a's records
+// again up to that result (the summary's own reading, in batches shared
+// by workers, keeps no offsets; this happens once, at the end).
+func Located(a Archive, err error, native bool) error {
+	var ce *CorruptError
+	if !native || !errors.As(err, &ce) {
+		return err
+	}
+	what := fmt.Sprintf("metric %s: a value at %s cannot be read (%v): possibly corrupt archive?", ce.PMID, ce.T, ce.Err)
+	if _, ok := a.(*format.Archive); ok {
+		it := a.Records(format.DataOnly())
+		defer it.Close()
+		var pmids []stream.PMID
+		for it.Next() {
+			r, ok := it.At().(*stream.Result)
+			if !ok || r.T != ce.T {
+				continue
+			}
+			if pmids, _ = r.AppendPMIDs(pmids[:0]); slices.Contains(pmids, ce.PMID) {
+				if w := stream.Where(it); w != "" {
+					return fmt.Errorf("%s: %s", w, what)
+				}
+				break
+			}
+		}
+	}
+	return errors.New(what)
 }
 
 // findbin is pmlogsummary's findbin.
