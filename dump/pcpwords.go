@@ -60,15 +60,26 @@ func LibpcpBadRecord(err error) (file string, at, size int64, ok bool) {
 	return fe.File, min(st.Size(), (fe.Offset+hl+4095)/4096*4096), st.Size(), true
 }
 
-// NoDataError is why libpcp will not open an archive with no data record
-// (a.LabelsOnly()), for LibpcpOpenError: no data volume at all, or volumes
-// that hold their labels alone.
-func NoDataError(a *format.Archive) error {
-	if a.LabelOnlyFile() {
+// LibpcpRefusal is why libpcp will not open a, which our reader opened,
+// for LibpcpOpenError: no data volume at all (format.ErrNoVolume), or a
+// .meta or .index that holds its label alone (format.ErrEmptyFile); nil
+// when neither.
+func LibpcpRefusal(a *format.Archive) error {
+	switch {
+	case len(a.Volumes()) == 0:
+		return format.ErrNoVolume
+	case a.LabelOnlyFile():
 		return format.ErrEmptyFile
 	}
-	if len(a.Volumes()) == 0 {
-		return format.ErrNoVolume
+	return nil
+}
+
+// NoDataError is why libpcp will not open an archive with no data record
+// (a.LabelsOnly()): LibpcpRefusal's reason, or volumes that hold their
+// labels alone.
+func NoDataError(a *format.Archive) error {
+	if err := LibpcpRefusal(a); err != nil {
+		return err
 	}
 	return format.ErrEmptyFile
 }

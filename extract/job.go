@@ -351,16 +351,9 @@ func (s *Settings) openInput(name string) ([]*format.Archive, []string, error) {
 	if err == nil && lv.IndexErr != nil {
 		err = lv.IndexErr
 	}
-	if err == nil {
-		for _, a := range as {
-			switch {
-			case len(a.Volumes()) == 0:
-				// libpcp will not open an archive without a data volume
-				err = format.ErrNoVolume
-			case a.LabelOnlyFile():
-				err = format.ErrEmptyFile // (skipped, as an empty file)
-			}
-		}
+	for i := 0; err == nil && i < len(as); i++ {
+		// libpcp will not open it (an empty one is skipped below)
+		err = dump.LibpcpRefusal(as[i])
 	}
 	if err == nil {
 		for i, a := range as {

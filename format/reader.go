@@ -134,7 +134,7 @@ func (a *Archive) Volumes() []int {
 // archive", QA's badlen-2, badlen-3, badlen-11).
 //
 // An archive with no data volume at all is not one of those: libpcp
-// refuses it with other words (NoDataWords says which).
+// refuses it with other words (dump.NoDataError says which).
 func (a *Archive) LabelsOnly() bool {
 	size := int64(LabelSizeV2)
 	if a.Version() == 3 {

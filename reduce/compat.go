@@ -117,8 +117,8 @@ func runCompat(input, output string, opts *Options) (err error) {
 	if err == nil && c.lv.IndexErr != nil {
 		err = c.lv.IndexErr
 	}
-	if err == nil && c.a.LabelOnlyFile() {
-		err = format.ErrEmptyFile // libpcp will not open it
+	if err == nil {
+		err = dump.LibpcpRefusal(c.a) // libpcp will not open it
 	}
 	if err != nil {
 		return fmt.Errorf("cannot open archive %q (ctx_a): %s", input, dump.LibpcpOpenError(err))

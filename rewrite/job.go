@@ -434,10 +434,8 @@ func (j *Job) openArchive(name string) (*source, error) {
 		// (a.Meta keeps it)
 		switch {
 		case err != nil:
-		case len(a.Volumes()) == 0:
-			err = format.ErrNoVolume
-		case a.LabelOnlyFile():
-			err = format.ErrEmptyFile
+		case dump.LibpcpRefusal(a) != nil:
+			err = dump.LibpcpRefusal(a)
 		case lv.IndexErr != nil:
 			err = lv.IndexErr
 		default:

@@ -153,8 +153,8 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		fmt.Fprintf(stderr, "%s: Cannot open archive %q: %v\n", prog, cmd.Archive, err)
 		return toolio.ExitFailed
 	}
-	if fa, ok := a.(*format.Archive); ok && compat && fa.LabelOnlyFile() {
-		fmt.Fprintf(stderr, "%s: Cannot open archive %q: %s\n", prog, cmd.Archive, dump.LibpcpOpenError(format.ErrEmptyFile))
+	if fa, ok := a.(*format.Archive); ok && compat && dump.LibpcpRefusal(fa) != nil {
+		fmt.Fprintf(stderr, "%s: Cannot open archive %q: %s\n", prog, cmd.Archive, dump.LibpcpOpenError(dump.LibpcpRefusal(fa)))
 		return toolio.ExitFailed
 	} else if none, refused := summary.NoData(a); none && compat && refused != nil {
 		fmt.Fprintf(stderr, "%s: Cannot open archive %q: %s\n", prog, cmd.Archive, dump.LibpcpOpenError(refused))
