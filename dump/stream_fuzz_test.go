@@ -44,7 +44,7 @@ func FuzzStreamViews(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in, err := toolio.OpenGrowing(nil, fh, "pcptools-fuzz-", true, true, func(error) {})
+			in, err := toolio.OpenGrowing(nil, fh, "pcptools-fuzz-", true, true, true, func(error) {})
 			if err == nil {
 				if in.Spilled == nil {
 					opts := Options{Location: time.UTC, Values: true}

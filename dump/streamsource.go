@@ -46,10 +46,29 @@ func Streamable(opts Options) bool {
 		len(o.Metrics) == 0 && !pcptime.NeedsEnd(o.Start, o.Finish)
 }
 
+// FrameStreamable reports whether Dump's views in opts can be printed from
+// a stream as it arrives when the stream came with its whole metadata up
+// front (its METADATA frame, docs/stream.md): then the views that list the
+// metadata can print it before the first value, and metric names select
+// from the whole namespace, as of an archive. What only a whole archive
+// has still needs one: -l (its end), -L, -t, -s and -r, and a window
+// counted back from the end.
+func FrameStreamable(opts Options) bool {
+	o := opts.normalize()
+	return !o.Label && !o.Index && !o.Sizes && !o.Reverse && !o.TracePDU && o.TraceLog == nil &&
+		!pcptime.NeedsEnd(o.Start, o.Finish)
+}
+
 // ExportStreamable is Streamable for JSON and CSV: a window that needs no
 // end, and no metric names.
 func ExportStreamable(opts Options) bool {
-	return !opts.Reverse && len(opts.Metrics) == 0 && !pcptime.NeedsEnd(opts.Start, opts.Finish)
+	return ExportFrameStreamable(opts) && len(opts.Metrics) == 0
+}
+
+// ExportFrameStreamable is ExportStreamable of a stream that came with its
+// METADATA frame: metric names select from the frame's whole namespace.
+func ExportFrameStreamable(opts Options) bool {
+	return !opts.Reverse && !pcptime.NeedsEnd(opts.Start, opts.Finish)
 }
 
 // isStream reports whether a is a stream read as it arrives.

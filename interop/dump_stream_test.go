@@ -14,17 +14,19 @@ import (
 // --json) print what they print of the archive, each on half the QA
 // archives (rotation: every archive runs half of them), and
 // spill nothing (TMPDIR names no directory, so a spill would fail), also
-// with a window counted from the start, and the views that list the
+// with a window counted from the start, the views that list the
 // metadata (-d -i -I -h -e, read to the stream's end, its metadata kept:
-// since the twenty-first session); on every eighth archive, those views
-// with the values (-m), -l (which prints the end), a
-// window counted back from the end and metric names, which need the whole
+// since the twenty-first session), those views with the values (-m), and
+// metric names (which the frame's whole namespace resolves: since the
+// twenty-second session); on every eighth archive, -l (which prints the
+// end) and a window counted back from the end, which need the whole
 // archive, spill, print the same and leave nothing behind; and a stream
 // without a METADATA frame (pcprewrite's) prints under --csv, -m and the
-// metadata views what
-// the archive the same rewrite writes does, spilling nothing, and under
-// --json (whose metadata records such a stream may bring in another
-// order) spills and prints the same.
+// metadata views what the archive the same rewrite writes does, spilling
+// nothing, and under --json (whose metadata records such a stream may
+// bring in another order), the metadata views with the values, and metric
+// names, which need the whole metadata up front, spills and prints the
+// same.
 func TestDumpStream(t *testing.T) {
 	needPCP(t)
 	conf := filepath.Join(t.TempDir(), "host.conf")
@@ -47,10 +49,12 @@ func TestDumpStream(t *testing.T) {
 			{[]string{"--json", "-S", "30s", "-T", "20m"}, nil, false},
 			{[]string{"-m", "-x"}, nil, false},
 			{[]string{"-m", "-z", "-S", "30s", "-T", "20m"}, nil, false},
-			{[]string{"--csv", "-S", "@00:00"}, []string{"kernel", "sample.bin", "pmcd"}, true},
+			{[]string{"--csv", "-S", "@00:00"}, []string{"kernel", "sample.bin", "pmcd"}, false},
+			{[]string{"--json"}, []string{"kernel.all", "sample.bin"}, false},
 			{[]string{"-d", "-i", "-I", "-h", "-e"}, nil, false},
-			{[]string{"-d", "-i", "-I", "-h", "-e", "-m", "-x"}, nil, true},
-			{[]string{"-m", "-z", "-S", "30s", "-T", "20m"}, []string{"kernel", "sample.bin"}, true},
+			{[]string{"-d", "-i", "-I", "-h", "-e", "-m", "-x"}, nil, false},
+			{[]string{"-m", "-z", "-S", "30s", "-T", "20m"}, []string{"kernel", "sample.bin"}, false},
+			{[]string{"-h", "-e", "-I"}, []string{"sample", "hinv"}, false},
 			{[]string{"-l"}, nil, true},
 			{[]string{"--json", "-T", "-1m"}, nil, true},
 		} {
@@ -87,8 +91,16 @@ func TestDumpStream(t *testing.T) {
 			{[]string{"-m", "-x"}, false},
 			{[]string{"-d", "-i", "-I", "-h", "-e"}, false},
 			{[]string{"--json"}, true},
+			{[]string{"-d", "-m"}, true},
+			{[]string{"--csv", "-", "kernel", "sample.bin"}, true},
 		} {
-			want := run(slow, nil, ours("pcpcat"), append(c.opts, rw)...)
+			args := slices.Clone(c.opts)
+			if !slices.Contains(args, "-") {
+				args = append(args, rw)
+			} else {
+				args[slices.Index(args, "-")] = rw
+			}
+			want := run(slow, nil, ours("pcpcat"), args...)
 			tmp := filepath.Join(t.TempDir(), "absent")
 			if c.spills {
 				tmp = t.TempDir()
@@ -155,6 +167,29 @@ func TestDumpStreamJoin(t *testing.T) {
 				if ncode != 0 || named != out {
 					t.Errorf("pcpcat %s %v (exit %d) differs from the same through a pipe: %s", opt, set, ncode, firstDiff(out, named))
 				}
+			}
+		}
+		// The views that list the metadata beside the values, and metric
+		// names, plan on the join's METADATA frame: named together,
+		// nothing spilled; streams concatenated, whose later metadata the
+		// first stream's frame did not announce, refused.
+		for _, opts := range [][]string{{"-d", "-i", "-m"}, {"-m", "-", "swap.used", "filesys", "hinv"}} {
+			args := slices.Clone(opts)
+			if !slices.Contains(args, "-") {
+				args = append(args, "-")
+			}
+			want := run(slow, nil, ours("pcpcat"), slices.Concat(args[:slices.Index(args, "-")], []string{joined}, args[slices.Index(args, "-")+1:])...)
+			out, code := toolOfPipe(t, ours("pcpcat")+" "+strings.Join(set, " "), filepath.Join(t.TempDir(), "absent"), "pcpcat", args)
+			if want.code != 0 || code != 0 || out != want.stdout {
+				t.Errorf("pcpcat %v of the named join (exit %d, the archive's %d) differs from the join's archive: %s", opts, code, want.code, firstDiff(want.stdout, out))
+			}
+			if opts[0] != "-d" {
+				continue
+			}
+			cmd := exec.Command("sh", "-c", "("+strings.Join(each, "; ")+") | TMPDIR="+filepath.Join(t.TempDir(), "absent")+" "+ours("pcpcat")+" "+strings.Join(args, " "))
+			msg, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(msg), "METADATA frame did not hold") {
+				t.Errorf("pcpcat %v of concatenated streams: %v; want the unannounced metadata refused, got %s", opts, err, lastLine(string(msg)))
 			}
 		}
 	}

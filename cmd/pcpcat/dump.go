@@ -46,9 +46,12 @@ func viewOptions(c *cli.Context, xcount int, metrics []string) views {
 // --json when the stream starts with a METADATA frame, their metadata
 // filed as it comes (dump.ExportStreamable, dump.Streamable: not with
 // metric names, nor a window counted back from the end, which a stream
-// has none to give before it is over); for the rest they are first
-// written to a temporary archive: the other views need the whole of the
-// metadata, or the archive's end, index or sizes, as pmdumplog has them.
+// has none to give before it is over). A stream that starts with a
+// METADATA frame brings the whole metadata up front, and is read as it
+// comes for the views that list it and for metric names too
+// (dump.FrameStreamable). For the rest they are first written to a
+// temporary archive: the other views need the whole of the metadata, or
+// the archive's end, index or sizes, as pmdumplog has them.
 func dumpArchives(c *cli.Context, names []string, v views, stdin *os.File, stdout, stderr io.Writer) error {
 	if v.json && v.csv {
 		return toolio.UsageError{Msg: "--json and --csv: choose one"}
@@ -66,9 +69,11 @@ func dumpArchives(c *cli.Context, names []string, v views, stdin *os.File, stdou
 		}
 	} else {
 		streamOK := dump.Streamable(v.Options)
+		frameOK := dump.FrameStreamable(v.Options)
 		metaOnly := !v.json && !v.csv && dump.MetaStreamable(v.Options)
 		if v.json || v.csv {
 			streamOK = dump.ExportStreamable(v.Options)
+			frameOK = dump.ExportFrameStreamable(v.Options)
 		}
 		if metaOnly {
 			// the metadata views: the stream read to its end, its
@@ -83,7 +88,7 @@ func dumpArchives(c *cli.Context, names []string, v views, stdin *os.File, stdou
 		// JSON prints the metadata records where they come: a stream
 		// without a METADATA frame may bring them in another order than
 		// the archive it would make gives them back, so it spills.
-		in, err := toolio.OpenGrowing(names, stdin, "pcpcat-", streamOK, !v.json, warner(stderr))
+		in, err := toolio.OpenGrowing(names, stdin, "pcpcat-", streamOK, frameOK, !v.json, warner(stderr))
 		if err != nil {
 			return err
 		}

@@ -118,7 +118,7 @@ func action(c *cli.Context, stdin *os.File, stdout, stderr io.Writer) (err error
 // standard input ("-"): read as it arrives when it came with its
 // METADATA frame (as pcpcat's of an archive; pcpextract's and
 // pcprewrite's streams have none) and the
-// options allow (dump.ExportStreamable), else spilled to a temporary
+// options allow (dump.ExportFrameStreamable), else spilled to a temporary
 // archive first.
 func open(name string, stdin *os.File, dopts dump.Options, stderr io.Writer) (*export.Source, int64, func(), error) {
 	if name != "-" {
@@ -129,7 +129,7 @@ func open(name string, stdin *os.File, dopts dump.Options, stderr io.Writer) (*e
 		src, err := export.FromArchive(a)
 		return src, a.DataSize(), func() {}, err
 	}
-	in, err := toolio.OpenStdin(stdin, "pcpexport-", dump.ExportStreamable(dopts), warner(stderr))
+	in, err := toolio.OpenStdin(stdin, "pcpexport-", dump.ExportFrameStreamable(dopts), warner(stderr))
 	if err != nil {
 		return nil, 0, nil, err
 	}

@@ -541,7 +541,7 @@ func OpenStdin(stdin *os.File, prefix string, streamOK bool, warn func(error)) (
 // and the rest of the metadata comes in it, before the data that needs
 // it (docs/stream.md). A nil late takes no such stream as it comes.
 func OpenStdinLate(stdin *os.File, prefix string, streamOK bool, late func(head *format.Metadata) bool, warn func(error)) (*Stdin, error) {
-	return openStream(nil, stdin, prefix, streamOK, late, false, true, warn)
+	return openStream(nil, stdin, prefix, streamOK, streamOK, late, false, true, warn)
 }
 
 // OpenStdinFrameLate is OpenStdinLate for a tool whose reading of the
@@ -551,7 +551,7 @@ func OpenStdinLate(stdin *os.File, prefix string, streamOK bool, late func(head 
 // (pipe.Announced), so that a stream concatenated after the first may
 // bring metadata of its own, as a scratch archive would take it.
 func OpenStdinFrameLate(stdin *os.File, prefix string, streamOK bool, late func(head *format.Metadata) bool, warn func(error)) (*Stdin, error) {
-	return openStream(nil, stdin, prefix, streamOK, late, true, true, warn)
+	return openStream(nil, stdin, prefix, streamOK, streamOK, late, true, true, warn)
 }
 
 // OpenGrowing is OpenStdin for a consumer that files metadata as it
@@ -565,13 +565,17 @@ func OpenStdinFrameLate(stdin *os.File, prefix string, streamOK bool, late func(
 // metadata before the first data record; the rest comes in Iter. Without
 // late, a stream without the frame is spilled; so are archives named
 // together that have none, which is when their join fails (another host,
-// an overlap): the error then comes before any output.
-func OpenGrowing(names []string, stdin *os.File, prefix string, streamOK, late bool, warn func(error)) (*Stdin, error) {
+// an overlap): the error then comes before any output. frameOK says that
+// the consumer can read them as they come when the frame came, though not
+// without it (!streamOK: it needs the whole metadata up front); their
+// records are then checked against the frame (pipe.Announced), since
+// what the consumer printed from it must not be contradicted later.
+func OpenGrowing(names []string, stdin *os.File, prefix string, streamOK, frameOK, late bool, warn func(error)) (*Stdin, error) {
 	var lateOK func(*format.Metadata) bool
 	if late && len(names) == 0 {
 		lateOK = func(*format.Metadata) bool { return true }
 	}
-	s, err := openStream(names, stdin, prefix, streamOK, lateOK, false, false, warn)
+	s, err := openStream(names, stdin, prefix, streamOK, streamOK || frameOK, lateOK, false, false, warn)
 	if s != nil && s.Head != nil {
 		s.Meta, s.Head = s.Head, nil
 	}
@@ -582,9 +586,11 @@ func OpenGrowing(names []string, stdin *os.File, prefix string, streamOK, late b
 // when streamOK: with the frame's metadata (Meta), its records checked
 // against it when announce; or, when late takes it, with the frame's
 // metadata as a head (Head, unchecked: frameLate), or the metadata before
-// the first data record of a stream without a frame (Head). Else it
-// spills them to a scratch archive.
-func openStream(names []string, stdin *os.File, prefix string, streamOK bool, late func(head *format.Metadata) bool, frameLate, announce bool, warn func(error)) (*Stdin, error) {
+// the first data record of a stream without a frame (Head). With a frame
+// and frameOK, but not streamOK, they are read as they come too, their
+// records checked against the frame. Else it spills them to a scratch
+// archive.
+func openStream(names []string, stdin *os.File, prefix string, streamOK, frameOK bool, late func(head *format.Metadata) bool, frameLate, announce bool, warn func(error)) (*Stdin, error) {
 	in, err := OpenInputs(names, stdin, warn)
 	if err != nil {
 		return nil, err
@@ -594,8 +600,10 @@ func openStream(names []string, stdin *os.File, prefix string, streamOK bool, la
 		in.Close()
 		return nil, err
 	}
-	if ok && streamOK {
+	if ok && (streamOK || frameOK) {
 		switch {
+		case !streamOK:
+			it = pipe.Announced(it, recs)
 		case frameLate && late != nil && late(meta):
 			return &Stdin{Head: meta, Iter: it, in: in}, nil
 		case announce:
