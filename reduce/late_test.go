@@ -112,3 +112,57 @@ func TestUndefinedTypeSaid(t *testing.T) {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
 	}
 }
+
+// TestAggUnitsInPmlogcheckRange (F21, the seed-23 campaign): a metric in
+// units with a dimension of ±2 (a flipped bit made a descriptor's byte
+// into byte^2) had its sum of squares written in byte^4, and a counter of
+// count/sec^2 would have had its rates in count/sec^3: dimensions
+// pmlogcheck warns of. Such aggregates are written without units, with a
+// warning, and the output passes --check.
+func TestAggUnitsInPmlogcheckRange(t *testing.T) {
+	recs, head := lateStream(t, stream.NewPMID(60, 1, 0))
+	for _, r := range recs {
+		if d, ok := r.(*stream.Desc); ok {
+			switch d.Names[0] {
+			case "late.a":
+				d.Units = stream.NewUnits(2, 0, 0, 0, 0, 0)
+			case "late.b":
+				d.Sem, d.Units = stream.SemCounter, stream.NewUnits(0, -2, 1, 0, 3, 0)
+			}
+		}
+	}
+	head.Descs[0].Units = stream.NewUnits(2, 0, 0, 0, 0, 0)
+	var stderr strings.Builder
+	opts := Options{Samples: -1, NoSync: true, NoProgress: true, Stderr: &stderr, Prog: "pcpreduce"}
+	out := []Output{{Name: filepath.Join(t.TempDir(), "out"), Interval: 10 * time.Second}}
+	if err := RunNativeStreamLate(head, stream.FromSlice(recs), out, opts); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"late.a: warning: its sumsq", "late.b: warning: its min_rate", "late.b: warning: its max_rate"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr %q: no %q", stderr.String(), want)
+		}
+	}
+	findings, err := format.Check(out[0].Name, format.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if format.Flagged(findings) {
+		var b strings.Builder
+		format.FormatFindings(&b, findings)
+		t.Errorf("the output fails --check:\n%s", b.String())
+	}
+	a, err := format.Open(out[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := a.Meta()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range m.Descs {
+		if strings.HasPrefix(d.Names[0], AggPrefix+".sum.") && d.Names[0] == AggPrefix+".sum.late.a" && d.Units != stream.NewUnits(2, 0, 0, 0, 0, 0) {
+			t.Errorf("%s: units %s, want the metric's own", d.Names[0], d.Units)
+		}
+	}
+}

@@ -126,10 +126,14 @@ func (n *native) desc(d *stream.Desc) error {
 			return err
 		}
 		m.agg[k] = id
+		units, ok := aggUnits(k, d.Units)
 		ad := &stream.Desc{T: n.now, PMID: id, Type: stream.TypeDouble, InDom: d.InDom, Sem: stream.SemInstant,
-			Units: aggUnits(k, d.Units)}
+			Units: units}
 		if k == aggCount || k == aggResets {
 			ad.Type, ad.Units = stream.TypeU64, stream.NewUnits(0, 0, 1, 0, 0, 0)
+		} else if !ok {
+			fmt.Fprintf(n.opts.Stderr, "%s: %s: warning: its %s would be in units with a dimension past ±2, which pmlogcheck refuses (the metric's units are %s): written without units\n",
+				n.opts.Prog, d.Names[0], AggNames[k], d.Units)
 		}
 		for _, name := range d.Names {
 			ad.Names = append(ad.Names, AggPrefix+"."+AggNames[k]+"."+name)
@@ -151,24 +155,35 @@ func (n *native) desc(d *stream.Desc) error {
 	return nil
 }
 
-// aggUnits are the units of aggregate k of a metric in units u.
-func aggUnits(k int, u stream.Units) stream.Units {
+// aggUnits are the units of aggregate k of a metric in units u. ok is
+// false, and the units none, where they would have a dimension past ±2:
+// pmlogcheck warns of those (a square of byte^2, a rate of a count/sec^2),
+// and no PCP metric has them.
+func aggUnits(k int, u stream.Units) (units stream.Units, ok bool) {
+	space, time, count := u.DimSpace(), u.DimTime(), u.DimCount()
 	switch k {
 	case aggCovered:
-		return stream.NewUnits(0, 1, 0, 0, 3, 0)
+		return stream.NewUnits(0, 1, 0, 0, 3, 0), true
 	case aggSumsq:
-		return stream.NewUnits(clampDim(2*u.DimSpace()), clampDim(2*u.DimTime()), clampDim(2*u.DimCount()),
-			u.ScaleSpace(), u.ScaleTime(), u.ScaleCount())
+		space, time, count = 2*space, 2*time, 2*count
+		units = stream.NewUnits(space, time, count, u.ScaleSpace(), u.ScaleTime(), u.ScaleCount())
 	case aggMinRate, aggMaxRate:
-		if u.DimTime() == 1 {
-			return stream.NewUnits(u.DimSpace(), 0, u.DimCount(), u.ScaleSpace(), 0, u.ScaleCount())
+		if time == 1 {
+			units = stream.NewUnits(space, 0, count, u.ScaleSpace(), 0, u.ScaleCount())
+		} else {
+			time--
+			units = stream.NewUnits(space, time, count, u.ScaleSpace(), 3, u.ScaleCount())
 		}
-		return stream.NewUnits(u.DimSpace(), u.DimTime()-1, u.DimCount(), u.ScaleSpace(), 3, u.ScaleCount())
+	default:
+		return u, true
 	}
-	return u
+	for _, d := range []int{space, time, count} {
+		if d < -2 || d > 2 {
+			return stream.Units(0), false
+		}
+	}
+	return units, true
 }
-
-func clampDim(d int) int { return max(-8, min(7, d)) }
 
 // contextLabels is the context label set: the input's (when given) with
 // the reduction's own labels.
