@@ -138,7 +138,7 @@ func TestAggUnitsInPmlogcheckRange(t *testing.T) {
 	if err := RunNativeStreamLate(head, stream.FromSlice(recs), out, opts); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"late.a: warning: its sumsq", "late.b: warning: its min_rate", "late.b: warning: its max_rate"} {
+	for _, want := range []string{"pcpreduce: standard input: warning: late.a (PMID 60.0.0): its sumsq", "late.b (PMID 60.1.0): its min_rate", "late.b (PMID 60.1.0): its max_rate"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr %q: no %q", stderr.String(), want)
 		}

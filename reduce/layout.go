@@ -132,8 +132,8 @@ func (n *native) desc(d *stream.Desc) error {
 		if k == aggCount || k == aggResets {
 			ad.Type, ad.Units = stream.TypeU64, stream.NewUnits(0, 0, 1, 0, 0, 0)
 		} else if !ok {
-			fmt.Fprintf(n.opts.Stderr, "%s: %s: warning: its %s would be in units with a dimension past ±2, which pmlogcheck refuses (the metric's units are %s): written without units\n",
-				n.opts.Prog, d.Names[0], AggNames[k], d.Units)
+			fmt.Fprintf(n.opts.Stderr, "%s: %s: warning: %s (PMID %s): its %s would be in units with a dimension past ±2, which pmlogcheck refuses (the metric's units are %s): written without units\n",
+				n.opts.Prog, n.what, d.Names[0], d.PMID, AggNames[k], d.Units)
 		}
 		for _, name := range d.Names {
 			ad.Names = append(ad.Names, AggPrefix+"."+AggNames[k]+"."+name)

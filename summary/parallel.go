@@ -101,7 +101,15 @@ type batchRec struct {
 	version uint8
 	mark    bool
 	off, n  int
+	// where the reader read it ("" when it cannot say): for the message
+	// of a value that cannot be read (CorruptError)
+	file string
+	at   int64
 }
+
+// Where implements stream.Locator: the accumulator's loc while it adds
+// the record.
+func (x *batchRec) Where() (string, int64, bool) { return x.file, x.at, x.file != "" }
 
 type batch struct {
 	recs []batchRec
@@ -112,12 +120,15 @@ type batch struct {
 // run hands the batch's records to one worker's accumulator.
 func (b *batch) run(a *accumulator, f func(*stream.Result, timeval) error) error {
 	var r stream.Result
-	for _, x := range b.recs {
+	defer func() { a.loc = nil }()
+	for i := range b.recs {
+		x := &b.recs[i]
 		if x.mark {
 			a.mark(x.ts)
 			continue
 		}
 		r = stream.Result{T: x.t, Version: x.version, Body: b.buf[x.off : x.off+x.n]}
+		a.loc = x
 		if err := f(&r, x.ts); err != nil {
 			return err
 		}
@@ -134,6 +145,7 @@ func (s *summarizer) parallel(n int) error {
 			accs[i] = s.acc
 		} else {
 			accs[i] = newAccumulator(&s.o, s.descs)
+			accs[i].say = s.acc.say
 		}
 		accs[i].split = newSplit(i, n)
 	}
@@ -170,6 +182,7 @@ func (s *summarizer) parallel(n int) error {
 func (s *summarizer) parallelPass(accs []*accumulator, binning bool) error {
 	it := s.a.Records(format.DataOnly(), format.From(s.start.stamp()))
 	defer it.Close()
+	loc, _ := stream.As[stream.Locator](it)
 	seen := s.o.OnRecord
 	if binning {
 		seen = nil
@@ -266,7 +279,11 @@ func (s *summarizer) parallelPass(accs []*accumulator, binning bool) error {
 			}
 			off := len(b.buf)
 			b.buf = append(b.buf, r.Body...)
-			b.recs = append(b.recs, batchRec{ts: ts, t: r.T, version: r.Version, off: off, n: len(r.Body)})
+			x := batchRec{ts: ts, t: r.T, version: r.Version, off: off, n: len(r.Body)}
+			if loc != nil {
+				x.file, x.at, _ = loc.Where()
+			}
+			b.recs = append(b.recs, x)
 		}
 		if past {
 			break

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/pcptools/pcptools/dump"
-	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/stream"
 )
 
@@ -87,6 +85,15 @@ type accumulator struct {
 	// reading the same records (parallel.go); metrics another one owns
 	// are stubs with foreign set.
 	split *split
+	// say, when not nil (pcpsummary's own name, not pmlogsummary's),
+	// takes the warning about a value that cannot be read, which is then
+	// left out (pmlogsummary gives up on the archive at a first value it
+	// cannot read, and says nothing of a later one without -v); loc says
+	// where the current result was read, and unread which metrics were
+	// warned of.
+	say    func(string)
+	loc    stream.Locator
+	unread map[stream.PMID]bool
 }
 
 // descSource gives descriptors, as pmLookupDesc.
@@ -96,7 +103,30 @@ type descSource interface {
 
 func newAccumulator(o *Options, meta descSource) *accumulator {
 	return &accumulator{o: o, meta: meta, metrics: map[stream.PMID]*metricStats{},
-		skip: map[stream.PMID]bool{}, warned: map[stream.PMID]bool{}, honest: o.JSON || o.CSV}
+		skip: map[stream.PMID]bool{}, warned: map[stream.PMID]bool{}, honest: o.JSON || o.CSV,
+		unread: map[stream.PMID]bool{}}
+}
+
+// unreadable warns, once per metric, of a value of p in the result at t
+// that cannot be read: where the result is, the metric, the time and the
+// cause. The value is left out.
+func (a *accumulator) unreadable(p stream.PMID, t stream.Timestamp, err error) {
+	if a.unread[p] {
+		return
+	}
+	a.unread[p] = true
+	where := ""
+	if a.loc != nil {
+		if f, off, ok := a.loc.Where(); ok {
+			where = fmt.Sprintf("%s: offset %d: ", f, off)
+		}
+	}
+	name := p.String()
+	if d, ok := a.meta.Desc(p); ok && len(d.Names) > 0 {
+		name = d.Names[0] + " (" + name + ")"
+	}
+	a.say(fmt.Sprintf("%s: warning: %smetric %s: a value at %s cannot be read (%v): left out of the summary (and any later one that cannot be read)\n",
+		a.o.Prog, where, name, t, err))
 }
 
 func (a *accumulator) pmiderr(p stream.PMID, format string, args ...any) {
@@ -178,8 +208,8 @@ func (a *accumulator) mark(ts timeval) {
 // metric is singular and the set has one value), otherwise a search, and
 // -1 when the instance is new (to be appended).
 func (m *metricStats) find(j int, numval int32, inst int32) int {
-	if numval <= 1 && m.indom == stream.InDomNull {
-		return j
+	if numval <= 1 && m.indom == stream.InDomNull && j < len(m.insts) {
+		return j // (none yet: a first value that could not be read)
 	}
 	if j < len(m.insts) {
 		if m.insts[j].inst == inst {
@@ -328,6 +358,10 @@ func (a *accumulator) add(r *stream.Result, ts timeval) error {
 			m.seq = 1
 			for j := 0; j < int(vs.NumVal); j++ {
 				v, err := extract(vs, j, m.typ)
+				if err != nil && a.say != nil {
+					a.unreadable(vs.PMID, r.T, err)
+					continue
+				}
 				if err != nil {
 					return a.badFirst(vs.PMID, r.T, err)
 				}
@@ -344,6 +378,10 @@ func (a *accumulator) add(r *stream.Result, ts timeval) error {
 			k := m.find(j, vs.NumVal, inst)
 			if k < 0 {
 				v, err := extract(vs, j, m.typ)
+				if err != nil && a.say != nil {
+					a.unreadable(vs.PMID, r.T, err)
+					continue
+				}
 				if err != nil {
 					return a.badFirst(vs.PMID, r.T, err)
 				}
@@ -355,6 +393,10 @@ func (a *accumulator) add(r *stream.Result, ts timeval) error {
 				is.pres.see(ts, m.seq)
 			}
 			v, err := extract(vs, j, m.typ)
+			if err != nil && a.say != nil {
+				a.unreadable(vs.PMID, r.T, err)
+				continue
+			}
 			if err != nil {
 				a.pmiderr(vs.PMID, "failed to extract value: %v\n", err)
 				continue
@@ -454,8 +496,9 @@ func (a *accumulator) badFirst(p stream.PMID, t stream.Timestamp, err error) err
 
 // CorruptError is the end of a summary at a value that cannot be read
 // (pmlogsummary's "possibly corrupt archive?", its words as Error's):
-// the metric, and the time of the result that holds it. Located says
-// where the result is.
+// the metric, and the time of the result that holds it. Only under
+// pmlogsummary's name: pcpsummary says where such a value is and reads
+// on (unreadable).
 type CorruptError struct {
 	T    stream.Timestamp
 	PMID stream.PMID
@@ -463,36 +506,6 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string { return "possibly corrupt archive?" }
-
-// Located is err, and, when native and err is a CorruptError, the file,
-// offset, metric and cause in front of it, found by reading a's records
-// again up to that result (the summary's own reading, in batches shared
-// by workers, keeps no offsets; this happens once, at the end).
-func Located(a Archive, err error, native bool) error {
-	var ce *CorruptError
-	if !native || !errors.As(err, &ce) {
-		return err
-	}
-	what := fmt.Sprintf("metric %s: a value at %s cannot be read (%v): possibly corrupt archive?", ce.PMID, ce.T, ce.Err)
-	if _, ok := a.(*format.Archive); ok {
-		it := a.Records(format.DataOnly())
-		defer it.Close()
-		var pmids []stream.PMID
-		for it.Next() {
-			r, ok := it.At().(*stream.Result)
-			if !ok || r.T != ce.T {
-				continue
-			}
-			if pmids, _ = r.AppendPMIDs(pmids[:0]); slices.Contains(pmids, ce.PMID) {
-				if w := stream.Where(it); w != "" {
-					return fmt.Errorf("%s: %s", w, what)
-				}
-				break
-			}
-		}
-	}
-	return errors.New(what)
-}
 
 // findbin is pmlogsummary's findbin.
 func findbin(nbins int, val, min, max float64) int {

@@ -184,6 +184,15 @@ func (it *streamedIter) Err() error {
 
 func (it *streamedIter) Close() error { return nil }
 
+// Unwrap lets stream.As find the stream reader's capabilities (where it
+// read the current record: stream.Locator).
+func (it *streamedIter) Unwrap() stream.Iterator {
+	if it.s == nil {
+		return nil
+	}
+	return it.s.it
+}
+
 // CanStreamLate reports whether a stream without a METADATA frame, whose
 // metadata before its first data record is head, can be summarised as it
 // arrives (NewStreamedLate): not when head says it is a reduced archive,

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pcptools/pcptools/dump"
@@ -227,6 +228,14 @@ func (s *summarizer) run() error {
 	}
 	s.descs = descs
 	s.acc = newAccumulator(&s.o, descs)
+	if s.o.Prog != "pmlogsummary" {
+		var mu sync.Mutex // (the workers of parallel.go share it)
+		s.acc.say = func(m string) {
+			mu.Lock()
+			io.WriteString(s.warn, m)
+			mu.Unlock()
+		}
+	}
 	s.red = newReduced(&s.o, md, func(format string, args ...any) {
 		fmt.Fprintf(s.warn, "%s: warning: "+format, append([]any{s.o.Prog}, args...)...)
 	})
@@ -407,6 +416,8 @@ func (s *summarizer) window(lab stream.Label) error {
 func (s *summarizer) pass(f func(*stream.Result, timeval) error) error {
 	it := s.a.Records(format.DataOnly(), format.From(s.start.stamp()))
 	defer it.Close()
+	s.acc.loc, _ = stream.As[stream.Locator](it)
+	defer func() { s.acc.loc = nil }()
 	seen := s.o.OnRecord
 	if s.acc.binning {
 		seen = nil // the second look at the values (-B) is not counted again

@@ -225,7 +225,7 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 			}
 			return toolio.ExitFailed
 		default:
-			fmt.Fprintf(stderr, "%s: %v\n", prog, summary.Located(a, err, !compat))
+			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
 			return toolio.ExitFailed
 		}
 	}
