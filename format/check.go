@@ -121,6 +121,10 @@ type CheckOptions struct {
 	// Location is the time zone of the clock times in pass 3 messages;
 	// nil means the local zone, as pmlogcheck (without -z) uses.
 	Location *time.Location
+	// EveryRecord reports a finding that Check otherwise reports once per
+	// metric (a value format unlike the metric's earlier one) in every
+	// record it is found in, as pmlogcheck prints it (for PCPReport).
+	EveryRecord bool
 }
 
 // Flagged reports whether findings hold a Warning or an Error: whether
@@ -1554,8 +1558,17 @@ func (c *checker) values(f *archFile, off int64, t stream.Timestamp, body []byte
 		}
 		if vs.valfmt != m.valfmt {
 			have, want := vs.valfmt, m.valfmt
-			c.once(limitKey{id, limValfmt}, f, off, func() string {
+			msg := func() string {
 				return fmt.Sprintf("[%s] %s: value format %d, not %d as in earlier records", c.stamp(t), c.metricName(id), have, want)
+			}
+			if !c.opts.EveryRecord {
+				c.once(limitKey{id, limValfmt}, f, off, msg)
+				continue
+			}
+			// pmlogcheck's words, in each record
+			c.addLazy(f, off, 3, Error, msg)
+			c.pcp3(f, t, func() string {
+				return fmt.Sprintf(" %s: encoding botch valfmt=%d not %d as expected", c.metricName(id), have, want)
 			})
 			continue
 		}

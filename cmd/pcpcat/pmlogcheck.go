@@ -95,7 +95,7 @@ func logcheckAction(c *cli.Context, stdout, stderr io.Writer) error {
 func checkOne(c *cli.Context, name string, stdout, stderr io.Writer) (bool, error) {
 	// pmlogcheck's pass 0 takes any of the archive's files: a missing
 	// .meta or data volume is one of its findings
-	opts := format.CheckOptions{NoWrap: c.Bool("w"), MetaOnly: c.Bool("m"), Verbose: c.Bool("v")}
+	opts := format.CheckOptions{NoWrap: c.Bool("w"), MetaOnly: c.Bool("m"), Verbose: c.Bool("v"), EveryRecord: true}
 	werr := checkWindow(c, name, &opts, stderr)
 	findings, err := format.Check(name, opts)
 	if errors.Is(err, fs.ErrNotExist) {
