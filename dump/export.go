@@ -26,6 +26,11 @@ type exporter struct {
 	sel  *selector
 	tbuf []byte // the current record's formatted time
 	ebuf []byte // and its epoch seconds
+	// cur is the iterator each walks (where the current record was read);
+	// unread, the metrics a value of which could not be read (Samples
+	// says so once per metric).
+	cur    stream.Iterator
+	unread map[stream.PMID]bool
 }
 
 func newExporter(w io.Writer, a archive, opts Options) (*exporter, error) {
@@ -41,6 +46,9 @@ func newExporter(w io.Writer, a archive, opts Options) (*exporter, error) {
 	}
 	if opts.Warn != nil {
 		d.warn = opts.Warn
+	}
+	if d.prog = opts.Prog; d.prog == "" {
+		d.prog = "pcpcat"
 	}
 	d.vers = d.lab.Version
 	d.prec = 9
@@ -80,6 +88,7 @@ func (e *exporter) each(withMeta bool, f func(rec stream.Record) error) error {
 	// The reader emits every metadata record even when it skips data.
 	it := e.d.a.records(&e.win.start)
 	defer it.Close()
+	e.cur = it
 	origin := e.win.start
 	for it.Next() {
 		rec := it.At()

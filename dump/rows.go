@@ -2,6 +2,7 @@ package dump
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"strconv"
 
@@ -130,11 +131,43 @@ func (e *exporter) sampleVSet(s *Sample, names map[stream.PMID]string, vs *strea
 		} else {
 			buf = s.set(buf[:0], mi, v)
 		}
+		if s.Kind == SampleText && mi.desc != nil && numeric(mi.typ) {
+			e.unreadable(s, mi.typ)
+		}
 		if err := f(s); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func numeric(t stream.Type) bool {
+	switch t {
+	case stream.Type32, stream.TypeU32, stream.Type64, stream.TypeU64, stream.TypeFloat, stream.TypeDouble:
+		return true
+	}
+	return false
+}
+
+// unreadable warns, once per metric, of a value of a numeric metric that
+// cannot be read as its type (damage: a value block of another type, or
+// one cut short), which the sample then gives as its raw bytes' text
+// (Parquet keeps it in value_text; OpenMetrics, numbers only, leaves it
+// out): where its result is, the metric, the time and the type.
+func (e *exporter) unreadable(s *Sample, t stream.Type) {
+	if e.unread[s.PMID] {
+		return
+	}
+	if e.unread == nil {
+		e.unread = map[stream.PMID]bool{}
+	}
+	e.unread[s.PMID] = true
+	where := stream.Where(e.cur)
+	if where != "" {
+		where += ": "
+	}
+	fmt.Fprintf(e.d.warn, "%s: warning: %smetric %s (%s): a value at %s cannot be read as its type (%s): given as the text of its bytes\n",
+		e.d.prog, where, s.Metric, s.PMID, s.Time, t)
 }
 
 // set types v as appendCSVValue prints it.

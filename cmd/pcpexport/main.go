@@ -66,7 +66,7 @@ func action(c *cli.Context, stdin *os.File, stdout, stderr io.Writer) (err error
 	if modes != 1 {
 		return toolio.UsageError{Msg: "choose one of --parquet, --openmetrics and --dataset"}
 	}
-	dopts := dump.Options{Start: c.String("S"), Finish: c.String("T")}
+	dopts := dump.Options{Start: c.String("S"), Finish: c.String("T"), Prog: "pcpexport", Warn: stderr}
 	if dir := c.String("dataset"); dir != "" {
 		if c.NArg() == 0 {
 			return toolio.UsageError{Msg: "--dataset needs folios, directories or archives to export"}
