@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/streamtest"
 	"github.com/pcptools/pcptools/pipe"
-	"github.com/pcptools/pcptools/stream"
 )
 
 // TestSamplesSayUnreadable (found beside F22): a numeric metric's value
@@ -17,37 +17,12 @@ import (
 // once per metric, naming where the result was read, the metric, the time
 // and the type; the sample is still its bytes' text (Parquet's value_text).
 func TestSamplesSayUnreadable(t *testing.T) {
-	t0 := stream.Timestamp{Sec: 1700000000}
-	lab := &stream.Label{Version: 2, Hostname: "bad", Timezone: "UTC", Start: t0}
-	p := stream.NewPMID(60, 0, 1)
-	d := &stream.Desc{T: t0, PMID: p, Type: stream.TypeU32, InDom: stream.InDomNull, Sem: stream.SemInstant, Names: []string{"bad.value"}}
 	var buf bytes.Buffer
-	w := pipe.NewWriter(&buf)
-	for _, r := range []stream.Record{lab, d} {
-		if err := w.Write(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var rb stream.ResultBuilder
-	for i := range 3 {
-		rb.Reset()
-		typ := stream.TypeU32
-		if i > 0 {
-			typ = stream.TypeU64 // a U32 metric's value in a 64-bit block
-		}
-		rb.Add(p, typ, stream.Val{Inst: stream.InstNull, U: uint64(i)})
-		var r stream.Result
-		if err := rb.Build(stream.Timestamp{Sec: t0.Sec + int64(i)}, &r); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(&r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
+	lab, descs, err := streamtest.Write(&buf, 3, streamtest.Metric{Name: "bad.value", Bad: func(i int) bool { return i > 0 }})
+	if err != nil {
 		t.Fatal(err)
 	}
-	meta, err := format.MetadataOf(*lab, []stream.Record{d})
+	meta, err := format.MetadataOf(*lab, descs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,16 +67,8 @@ func TestLateCollision(t *testing.T) {
 	if err := RunNativeStreamLate(head, stream.FromSlice(recs), out, opts); err != nil {
 		t.Fatal(err)
 	}
-	a, err := format.Open(out[0].Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := a.Meta()
-	if err != nil {
-		t.Fatal(err)
-	}
 	seen := map[stream.PMID]string{}
-	for _, d := range m.Descs {
+	for _, d := range outMeta(t, out[0].Name).Descs {
 		if other, ok := seen[d.PMID]; ok {
 			t.Errorf("PMID %s: %s and %s", d.PMID, other, d.Names[0])
 		}
@@ -152,7 +144,17 @@ func TestAggUnitsInPmlogcheckRange(t *testing.T) {
 		format.FormatFindings(&b, findings)
 		t.Errorf("the output fails --check:\n%s", b.String())
 	}
-	a, err := format.Open(out[0].Name)
+	for _, d := range outMeta(t, out[0].Name).Descs {
+		if strings.HasPrefix(d.Names[0], AggPrefix+".sum.") && d.Names[0] == AggPrefix+".sum.late.a" && d.Units != stream.NewUnits(2, 0, 0, 0, 0, 0) {
+			t.Errorf("%s: units %s, want the metric's own", d.Names[0], d.Units)
+		}
+	}
+}
+
+// outMeta is the metadata of the archive name.
+func outMeta(t *testing.T, name string) *format.Metadata {
+	t.Helper()
+	a, err := format.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,9 +162,5 @@ func TestAggUnitsInPmlogcheckRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range m.Descs {
-		if strings.HasPrefix(d.Names[0], AggPrefix+".sum.") && d.Names[0] == AggPrefix+".sum.late.a" && d.Units != stream.NewUnits(2, 0, 0, 0, 0, 0) {
-			t.Errorf("%s: units %s, want the metric's own", d.Names[0], d.Units)
-		}
-	}
+	return m
 }

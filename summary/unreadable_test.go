@@ -6,8 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pcptools/pcptools/pipe"
-	"github.com/pcptools/pcptools/stream"
+	"github.com/pcptools/pcptools/internal/streamtest"
 )
 
 // TestUnreadableValueSaid (hostile seed 23, F22): a flipped bit in a
@@ -22,43 +21,16 @@ import (
 // such values out and summarises the rest, with one worker or several;
 // under pmlogsummary's name it gives up as pmlogsummary does.
 func TestUnreadableValueSaid(t *testing.T) {
-	t0 := stream.Timestamp{Sec: 1700000000}
-	lab := &stream.Label{Version: 2, Hostname: "bad", Timezone: "UTC", Start: t0}
-	p, q, z := stream.NewPMID(60, 0, 1), stream.NewPMID(60, 0, 2), stream.NewPMID(60, 0, 3)
-	dp := &stream.Desc{T: t0, PMID: p, Type: stream.TypeU32, InDom: stream.InDomNull, Sem: stream.SemInstant, Names: []string{"bad.value"}}
-	dq := &stream.Desc{T: t0, PMID: q, Type: stream.TypeU32, InDom: stream.InDomNull, Sem: stream.SemInstant, Names: []string{"good.value"}}
 	f, err := os.Create(filepath.Join(t.TempDir(), "stream"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	w := pipe.NewWriter(f)
-	dz := &stream.Desc{T: t0, PMID: z, Type: stream.TypeU32, InDom: stream.InDomNull, Sem: stream.SemInstant, Names: []string{"never.value"}}
-	for _, r := range []stream.Record{lab, dp, dq, dz} {
-		if err := w.Write(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var rb stream.ResultBuilder
-	for i := range 5 {
-		rb.Reset()
-		if i == 0 || i == 3 {
-			// a U32 metric's value in a 64-bit block: PM_ERR_CONV
-			rb.Add(p, stream.TypeU64, stream.Val{Inst: stream.InstNull, U: uint64(i)})
-		} else {
-			rb.Add(p, stream.TypeU32, stream.Val{Inst: stream.InstNull, U: uint64(i)})
-		}
-		rb.Add(q, stream.TypeU32, stream.Val{Inst: stream.InstNull, U: 7})
-		rb.Add(z, stream.TypeDouble, stream.Val{Inst: stream.InstNull, F: 1})
-		var r stream.Result
-		if err := rb.Build(stream.Timestamp{Sec: t0.Sec + int64(i)}, &r); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Write(&r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
+	_, _, err = streamtest.Write(f, 5,
+		streamtest.Metric{Name: "bad.value", Bad: func(i int) bool { return i == 0 || i == 3 }},
+		streamtest.Metric{Name: "good.value"},
+		streamtest.Metric{Name: "never.value", Bad: func(int) bool { return true }})
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, workers := range []int{1, 2} {
