@@ -1,6 +1,7 @@
 package reduce
 
 import (
+	"bytes"
 	"io"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"github.com/pcptools/pcptools/format"
+	"github.com/pcptools/pcptools/internal/streamtest"
+	"github.com/pcptools/pcptools/pipe"
 	"github.com/pcptools/pcptools/stream"
 )
 
@@ -163,4 +166,46 @@ func outMeta(t *testing.T, name string) *format.Metadata {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestUnreadableValueLeftOut (hostile seed 25, F23; F22 for pcpsummary):
+// a value that cannot be read as its metric's type (a flipped bit made a
+// U32 metric's descriptor say DOUBLE, its values in place) stopped pcpreduce with the time and the
+// metric but neither the file nor the offset, where every other reader
+// of the stream read on past it. It is now left out, with a warning per
+// metric naming the place of its record, and the rest is reduced.
+func TestUnreadableValueLeftOut(t *testing.T) {
+	var buf bytes.Buffer
+	lab, descs, err := streamtest.Write(&buf, 5,
+		streamtest.Metric{Name: "bad.value", Type: stream.TypeDouble, Bad: func(i int) bool { return i == 0 || i == 3 }},
+		streamtest.Metric{Name: "good.value"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := format.MetadataOf(*lab, descs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	opts := Options{Samples: -1, NoSync: true, NoProgress: true, Stderr: &stderr, Prog: "pcpreduce"}
+	out := []Output{{Name: filepath.Join(t.TempDir(), "out"), Interval: 10 * time.Second}}
+	if err := RunNativeStreamLate(head, pipe.Concatenated(&buf, "standard input"), out, opts); err != nil {
+		t.Fatal(err)
+	}
+	got := stderr.String()
+	if !strings.HasPrefix(got, "pcpreduce: warning: standard input: offset ") || strings.Count(got, "\n") != 1 ||
+		!strings.Contains(got, ": bad.value (PMID 60.0.1): a value at 1700000000.000000000: value does not match the metric's type (DOUBLE): left out") {
+		t.Errorf("stderr %q", got)
+	}
+	findings, err := format.Check(out[0].Name, format.CheckOptions{})
+	if err != nil || format.Flagged(findings) {
+		t.Errorf("the output fails --check: %v %v", err, findings)
+	}
+	counts := map[string]bool{}
+	for _, d := range outMeta(t, out[0].Name).Descs {
+		counts[d.Names[0]] = true
+	}
+	if !counts["bad.value"] || !counts["good.value"] || !counts[AggPrefix+".count.bad.value"] {
+		t.Errorf("metrics written: %v", counts)
+	}
 }

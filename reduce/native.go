@@ -129,6 +129,11 @@ type native struct {
 	gaps        map[int64]int // gaps between input results (ms, no <mark> between)
 	prevRec     int64         // ns of the last input result
 	havePrev    bool
+	// loc says where the input's current record was read; unread, the
+	// metrics a value of which could not be read as their type (said
+	// once each, the values left out).
+	loc    stream.Locator
+	unread map[stream.PMID]bool
 }
 
 // Output is one output of a native reduction: its name and interval. An
@@ -333,6 +338,11 @@ func runNative(meta *format.Metadata, it stream.Iterator, in nativeRun, outputs 
 	pr := toolio.StartProgress(opts.Stderr, in.size, opts.NoProgress)
 	defer pr.Done(false) // a run that fails; Done(true) comes first on success
 	it = toolio.Showing(it, pr)
+	if loc, ok := stream.As[stream.Locator](it); ok {
+		for _, n := range ns_ {
+			n.loc = loc
+		}
+	}
 	for it.Next() {
 		r := it.At()
 		if k := r.Kind(); k == stream.KindResult || k == stream.KindMark {
@@ -725,15 +735,48 @@ func (n *native) result(r *stream.Result) error {
 		for i := 0; i < int(vs.NumVal); i++ {
 			v, err := vs.Value(i)
 			if err != nil {
-				return fmt.Errorf("%s: metric %s: %w", r.T, m.desc.Names[0], err)
+				return fmt.Errorf("%s%s: metric %s: %w", n.where(), r.T, m.desc.Names[0], err)
 			}
 			st := n.instanceAt(m, i, vs.Inst(i))
-			if err := st.add(t, v); err != nil {
-				return fmt.Errorf("%s: metric %s: %w", r.T, m.desc.Names[0], err)
+			if err := st.add(t, v); errors.Is(err, stream.ErrValueType) {
+				n.unreadable(st, r.T, err)
+			} else if err != nil {
+				return fmt.Errorf("%s%s: metric %s: %w", n.where(), r.T, m.desc.Names[0], err)
 			}
 		}
 	}
 	return vi.Err()
+}
+
+// where is the place of the input's current record, "FILE: offset N: ",
+// or "" when its reader cannot say.
+func (n *native) where() string {
+	if n.loc != nil {
+		if f, off, ok := n.loc.Where(); ok {
+			return fmt.Sprintf("%s: offset %d: ", f, off)
+		}
+	}
+	return ""
+}
+
+// unreadable leaves out a value of st's metric that cannot be read as its
+// type (damage: a value block of another type), which every other reader
+// reads on past, and says so once per metric, with its place. An instance
+// taken into the interval for it alone is taken out again.
+func (n *native) unreadable(st *nInst, t stream.Timestamp, err error) {
+	if k := len(n.touched) - 1; st.acc.n == 0 && k >= 0 && n.touched[k] == st {
+		st.touched, n.touched = false, n.touched[:k]
+	}
+	m := st.m
+	if n.unread[m.desc.PMID] {
+		return
+	}
+	if n.unread == nil {
+		n.unread = map[stream.PMID]bool{}
+	}
+	n.unread[m.desc.PMID] = true
+	fmt.Fprintf(n.opts.Stderr, "%s: warning: %s%s (PMID %s): a value at %s: %v (%s): left out of the reduction, as is any later one that cannot be read\n",
+		n.opts.Prog, n.where(), m.desc.Names[0], m.desc.PMID, t, err, m.desc.Type)
 }
 
 // instance is the state of one metric-instance, taken into the current

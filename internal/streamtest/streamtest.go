@@ -1,7 +1,8 @@
 // Package streamtest writes small record streams for tests: a label and
-// U32 metrics whose values can be made unreadable, as a flipped bit in a
-// result makes them (a 64-bit value block where the metric's type is
-// 32-bit: PM_ERR_CONV).
+// metrics whose values can be made unreadable, as a flipped bit in a
+// result or a descriptor makes them (a 64-bit value block where the
+// metric's type is 32-bit, a value in place where it is a DOUBLE:
+// PM_ERR_CONV).
 package streamtest
 
 import (
@@ -15,22 +16,28 @@ import (
 // seconds later.
 var T0 = stream.Timestamp{Sec: 1700000000}
 
-// Metric is a U32 metric without instances; Bad says which results hold
-// its value in a 64-bit block (nil: none).
+// Metric is a metric without instances, of Type (U32 when 0, or DOUBLE);
+// Bad says which results hold its value in the other's encoding (nil:
+// none): a U32's in a 64-bit block, a DOUBLE's in place.
 type Metric struct {
 	Name string
+	Type stream.Type
 	Bad  func(i int) bool
 }
 
 // Write writes to w the stream of a label (host "bad", UTC), the metrics'
-// descriptors (PMIDs 60.0.1, 60.0.2, ... in order) and n results holding
-// each metric's value i. It returns the label and the descriptors.
+// descriptors (PMIDs 60.0.1, 60.0.2, ... in order) and n results, result
+// i holding each metric's value i. It returns the label and the
+// descriptors.
 func Write(w io.Writer, n int, ms ...Metric) (*stream.Label, []stream.Record, error) {
 	lab := &stream.Label{Version: 2, Hostname: "bad", Timezone: "UTC", Start: T0}
 	pw := pipe.NewWriter(w)
 	descs := make([]stream.Record, len(ms))
 	for k, m := range ms {
-		descs[k] = &stream.Desc{T: T0, PMID: stream.NewPMID(60, 0, uint32(k+1)), Type: stream.TypeU32,
+		if ms[k].Type == 0 {
+			ms[k].Type = stream.TypeU32
+		}
+		descs[k] = &stream.Desc{T: T0, PMID: stream.NewPMID(60, 0, uint32(k+1)), Type: ms[k].Type,
 			InDom: stream.InDomNull, Sem: stream.SemInstant, Names: []string{m.Name}}
 	}
 	for _, r := range append([]stream.Record{lab}, descs...) {
@@ -42,11 +49,14 @@ func Write(w io.Writer, n int, ms ...Metric) (*stream.Label, []stream.Record, er
 	for i := range n {
 		rb.Reset()
 		for k, m := range ms {
-			typ := stream.TypeU32
+			typ := m.Type
 			if m.Bad != nil && m.Bad(i) {
 				typ = stream.TypeU64
+				if m.Type == stream.TypeDouble {
+					typ = stream.TypeU32
+				}
 			}
-			rb.Add(stream.NewPMID(60, 0, uint32(k+1)), typ, stream.Val{Inst: stream.InstNull, U: uint64(i)})
+			rb.Add(stream.NewPMID(60, 0, uint32(k+1)), typ, stream.Val{Inst: stream.InstNull, U: uint64(i), F: float64(i)})
 		}
 		var r stream.Result
 		if err := rb.Build(stream.Timestamp{Sec: T0.Sec + int64(i)}, &r); err != nil {
