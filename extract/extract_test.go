@@ -3,6 +3,7 @@ package extract
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -619,5 +620,34 @@ func TestConflictWithinOneArchive(t *testing.T) {
 	want := fmt.Sprintf("a.meta: offset %d: metric disk.dev.read (%s): names change", at, pmidDisk)
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "within one archive") {
 		t.Fatalf("err = %v, want one containing %q", err, want)
+	}
+}
+
+// TestNothingInWindowNamed (hostile seed 25, F24): a flipped bit made an
+// archive's first record stamped after all the others, and the merge
+// kept no record, as pmlogextract keeps none ("no qualifying records");
+// ours said so without naming the input. The message names it (the first
+// and how many more, or standard input), and where the first input whose
+// first record lies outside the window (or past the inputs' last one)
+// has it.
+func TestNothingInWindowNamed(t *testing.T) {
+	demo := filepath.Join("..", "testdata", "example", "demo")
+	for _, c := range []struct {
+		inputs []string
+		want   string
+	}{
+		{[]string{demo}, demo + ": no records in the time window or selection; the first record of " + demo + " (" + demo + ".0: offset 132) is at 1793491200.000000000, after the window's end"},
+		{[]string{demo, demo}, demo + " and 1 more inputs: no records in the time window"},
+	} {
+		s := &Settings{Prog: "pcpextract", Start: "@1970-01-02 00:00:00", Finish: "@1970-01-03 00:00:00", Zone: "UTC",
+			Stderr: io.Discard, NoteOut: io.Discard, NoProgress: true, Writer: format.WriterOptions{NoSync: true}}
+		out := filepath.Join(t.TempDir(), "out")
+		err := s.Merge(Job{Inputs: c.inputs, Out: out})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v; want %q", c.inputs, err, c.want)
+		}
+		if left, _ := filepath.Glob(out + "*"); len(left) > 0 {
+			t.Errorf("%v: left %v", c.inputs, left)
+		}
 	}
 }

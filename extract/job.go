@@ -312,7 +312,7 @@ func (s *Settings) Merge(j Job) (err error) {
 		return err
 	}
 	if n == 0 {
-		err := errors.New("no records in the time window or selection: no output written")
+		err := fmt.Errorf("%s: no records in the time window or selection%s: no output written", inputsNamed(j.Inputs), outside(archives, opts))
 		sink.Abort(err)
 		if s.Compat {
 			return pcpError{fmt.Sprintf("Warning: no qualifying records found.\nArchive \"%s\" not created.", j.Out)}
@@ -322,6 +322,56 @@ func (s *Settings) Merge(j Job) (err error) {
 	err = sink.Close()
 	done = err == nil
 	return err
+}
+
+// inputsNamed names the inputs in a message: the one, the first and how
+// many more, or standard input.
+func inputsNamed(names []string) string {
+	switch len(names) {
+	case 0:
+		return "standard input"
+	case 1:
+		return names[0]
+	}
+	return fmt.Sprintf("%s and %d more inputs", names[0], len(names)-1)
+}
+
+// outside says, for a merge that kept no record, where the first input
+// whose first data record lies outside the window (or past the inputs'
+// end, where reading stops) has it: damage (a flipped bit in its time)
+// does that too. "" when none does.
+func outside(archives []*format.Archive, o Options) string {
+	for _, a := range archives {
+		it := a.Records(format.DataOnly())
+		found := false
+		for !found && it.Next() {
+			k := it.At().Kind()
+			found = k == stream.KindResult || k == stream.KindMark
+		}
+		if !found {
+			it.Close()
+			continue
+		}
+		t := it.At().Time()
+		where := stream.Where(it)
+		it.Close()
+		var why string
+		switch {
+		case o.HasStart && t.Before(o.Start):
+			why = fmt.Sprintf("before the window's start %s", o.Start)
+		case o.HasEnd && t.After(o.End):
+			why = fmt.Sprintf("after the window's end %s", o.End)
+		case o.HasLogEnd && t.After(o.LogEnd):
+			why = fmt.Sprintf("after the inputs' last record, at %s", o.LogEnd)
+		default:
+			continue
+		}
+		if where != "" {
+			where = " (" + where + ")"
+		}
+		return fmt.Sprintf("; the first record of %s%s is at %s, %s", a.Base(), where, t, why)
+	}
+	return ""
 }
 
 // errSkipped: an input pmlogextract skips (an empty archive), having
