@@ -106,7 +106,7 @@ func (n *native) resultReduced(r *stream.Result, t int64) error {
 		for i := 0; i < int(vs.NumVal); i++ {
 			v, err := vs.Value(i)
 			if err != nil {
-				return fmt.Errorf("%s: metric %s: %w", r.T, m.desc.Names[0], err)
+				return fmt.Errorf("%s%s: metric %s: %w", n.where(), r.T, m.desc.Names[0], err)
 			}
 			st := n.instance(m, vs.Inst(i))
 			if !st.in.seen {
@@ -117,18 +117,18 @@ func (n *native) resultReduced(r *stream.Result, t int64) error {
 			case k == aggCount || k == aggResets:
 				u, err := v.Uint64(typ)
 				if err != nil {
-					return err
+					return fmt.Errorf("%s%s: metric %s: %w", n.where(), r.T, vs.PMID, err)
 				}
 				st.in.cnt[min(k, 1)] = u
 			case k >= 0:
 				if st.in.agg[k], err = v.Float64(typ); err != nil {
-					return err
+					return fmt.Errorf("%s%s: metric %s: %w", n.where(), r.T, vs.PMID, err)
 				}
 			case m.kind == kString:
 				st.in.s = strings.TrimRight(string(v.Payload), "\x00")
 			default:
 				if st.in.f, st.in.u, err = m.number(v); err != nil {
-					return err
+					return fmt.Errorf("%s%s: metric %s: %w", n.where(), r.T, m.desc.Names[0], err)
 				}
 			}
 		}
