@@ -656,6 +656,24 @@ func TestFlippedKindRefused(t *testing.T) {
 	}
 }
 
+// TestEndFlippedToErrorPlaced (hostile seed 27, F25): a flipped bit made
+// a stream's END frame (0x7f) an ERROR frame (0x7e) with no message, and
+// every reader failed with "upstream: the producer failed without saying
+// why", naming no place. The message now names the frame's offset.
+func TestEndFlippedToErrorPlaced(t *testing.T) {
+	b := encode(t, sampleRecords())
+	off := len(b) - FrameHeaderSize
+	if FrameKind(b[off]) != FrameEnd {
+		t.Fatalf("the last frame is %s, not END", FrameKind(b[off]))
+	}
+	b[off] ^= 1
+	_, err := readAll(b)
+	var ue *UpstreamError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), fmt.Sprintf("offset %d: the producer failed without saying why", off)) {
+		t.Errorf("END flipped to ERROR: %v", err)
+	}
+}
+
 func cat2(a, b []byte) []byte { return append(append([]byte(nil), a...), b...) }
 
 // chunks yields n bytes of zeros in reads of at most 64 KiB, then EOF.

@@ -198,7 +198,9 @@ func (r *Reader) Next() bool {
 			}
 			msg := cleanMessage(p)
 			if msg == "" {
-				msg = "the producer failed without saying why"
+				// (a producer that died, or a flipped bit that made an
+				// END frame, 0x7f, one: the place says which frame)
+				msg = fmt.Sprintf("%s: offset %d: the producer failed without saying why (an ERROR frame with no message)", r.name, start)
 			}
 			r.err = &UpstreamError{Msg: msg}
 			r.done, r.cur = true, nil
