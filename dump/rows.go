@@ -131,7 +131,7 @@ func (e *exporter) sampleVSet(s *Sample, names map[stream.PMID]string, vs *strea
 		} else {
 			buf = s.set(buf[:0], mi, v)
 		}
-		if s.Kind == SampleText && mi.desc != nil && numeric(mi.typ) {
+		if s.Kind == SampleText && mi.desc != nil && mi.typ.Numeric() {
 			e.unreadable(s, mi.typ)
 		}
 		if err := f(s); err != nil {
@@ -139,14 +139,6 @@ func (e *exporter) sampleVSet(s *Sample, names map[stream.PMID]string, vs *strea
 		}
 	}
 	return nil
-}
-
-func numeric(t stream.Type) bool {
-	switch t {
-	case stream.Type32, stream.TypeU32, stream.Type64, stream.TypeU64, stream.TypeFloat, stream.TypeDouble:
-		return true
-	}
-	return false
 }
 
 // unreadable warns, once per metric, of a value of a numeric metric that

@@ -1664,11 +1664,7 @@ func (c *checker) newMetric(f *archFile, off int64, t stream.Timestamp, id strea
 		return m
 	}
 	m.desc = da.d
-	switch da.d.Type {
-	case stream.Type32, stream.TypeU32, stream.Type64, stream.TypeU64, stream.TypeFloat, stream.TypeDouble:
-	default:
-		m.skip = true // pmlogcheck checks numeric metrics only
-	}
+	m.skip = !da.d.Type.Numeric() // pmlogcheck checks numeric metrics only
 	return m
 }
 

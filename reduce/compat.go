@@ -884,14 +884,11 @@ func (m *metric) evaluate(c *compat, treq float64) {
 			continue
 		}
 		if m.desc.Sem == stream.SemCounter {
-			switch m.desc.Type {
-			case stream.Type32, stream.TypeU32, stream.Type64, stream.TypeU64, stream.TypeFloat, stream.TypeDouble:
-				if c.markSeen && m.lastNum > 0 {
-					st.inresult = false
-					m.numval--
-				}
-			default:
+			if !m.desc.Type.Numeric() {
 				m.numval = errType
+			} else if c.markSeen && m.lastNum > 0 {
+				st.inresult = false
+				m.numval--
 			}
 		}
 	}

@@ -202,7 +202,7 @@ func (s Scale) Apply(n Num) Num {
 
 // ConvScale rescales n from one unit to another (pmConvScale).
 func ConvScale(n Num, from, to stream.Units) (Num, error) {
-	if !isNumericType(n.Type) {
+	if !n.Type.Numeric() {
 		return n, ErrConv
 	}
 	s, err := ScaleFor(from, to)

@@ -753,14 +753,6 @@ func SemName(s stream.Sem) string { return s.String() }
 var spaceNames = map[string]uint{"0": 0, "BYTE": 0, "KBYTE": 1, "MBYTE": 2, "GBYTE": 3, "TBYTE": 4, "PBYTE": 5, "EBYTE": 6}
 var timeNames = map[string]uint{"0": 0, "NSEC": 0, "USEC": 1, "MSEC": 2, "SEC": 3, "MIN": 4, "HOUR": 5}
 
-func isNumericType(t stream.Type) bool {
-	switch t {
-	case stream.Type32, stream.TypeU32, stream.Type64, stream.TypeU64, stream.TypeFloat, stream.TypeDouble:
-		return true
-	}
-	return false
-}
-
 // UpperFirst is s with its first letter in upper case (pmlogrewrite's
 // messages begin so; ours, for the same text, in lower case).
 func UpperFirst(s string) string {

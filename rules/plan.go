@@ -903,7 +903,7 @@ func (c *compiler) metricClause(mp *MetricPlan, cl MetricClause, first bool) {
 			noChange("type: PM_TYPE_%s: No change", "type: PM_TYPE_%s: no change", TypeName(old.Type))
 			return
 		}
-		if !isNumericType(old.Type) {
+		if !old.Type.Numeric() {
 			c.failAs(cl.Pos, fmt.Sprintf("Old type (PM_TYPE_%s) must be numeric", TypeName(old.Type)), "metric %s: old type (PM_TYPE_%s) must be numeric", mp.name, TypeName(old.Type))
 		}
 		mp.New.Type = cl.Type
@@ -944,7 +944,7 @@ func (c *compiler) metricClause(mp *MetricPlan, cl MetricClause, first bool) {
 		}
 		switch cl.Output.Kind {
 		case OutputMin, OutputMax, OutputSum, OutputAvg:
-			if !isNumericType(old.Type) {
+			if !old.Type.Numeric() {
 				c.fail(cl.Pos, Pos{}, "OUTPUT option MIN, MAX, AVG or SUM requires type to be numeric, not PM_TYPE_%s", TypeName(old.Type))
 			}
 		}
@@ -988,7 +988,7 @@ func (c *compiler) evalDyn(mp *MetricPlan, cl MetricClause) MetricClause {
 		cl.Name = s
 	case MetricType:
 		t, ok := v.(stream.Type)
-		if !ok || !isNumericType(t) {
+		if !ok || !t.Numeric() {
 			bad()
 		}
 		cl.Type = t

@@ -197,6 +197,16 @@ func (t Type) Defined() bool {
 	return ok
 }
 
+// Numeric reports whether values of the type are numbers (32, U32, 64,
+// U64, FLOAT, DOUBLE): the types PCP's tools do arithmetic on.
+func (t Type) Numeric() bool {
+	switch t {
+	case Type32, TypeU32, Type64, TypeU64, TypeFloat, TypeDouble:
+		return true
+	}
+	return false
+}
+
 // String returns PCP's short name of the type (U64, DOUBLE, ...), or
 // type(N) for a number PCP does not define.
 func (t Type) String() string {

@@ -152,7 +152,7 @@ func newReduced(o *Options, md *format.Metadata, warn func(format string, args .
 				continue
 			}
 			base := byName[name]
-			if base == nil || !numeric(d.Type) || d.InDom != base.InDom {
+			if base == nil || !d.Type.Numeric() || d.InDom != base.InDom {
 				break
 			}
 			r.aggs[d.PMID] = raRef{base: base.PMID, k: k, typ: d.Type}
@@ -163,7 +163,7 @@ func newReduced(o *Options, md *format.Metadata, warn func(format string, args .
 	}
 	seen := map[stream.PMID]bool{}
 	for _, d := range md.Descs {
-		if seen[d.PMID] || len(d.Names) == 0 || strings.HasPrefix(d.Names[0], reducePrefix) || !numeric(d.Type) {
+		if seen[d.PMID] || len(d.Names) == 0 || strings.HasPrefix(d.Names[0], reducePrefix) || !d.Type.Numeric() {
 			continue
 		}
 		seen[d.PMID] = true
@@ -194,7 +194,7 @@ func newReduced(o *Options, md *format.Metadata, warn func(format string, args .
 			continue
 		}
 		delete(r.aggs, p)
-		if d := byPMID[ref.base]; d != nil && !numeric(d.Type) {
+		if d := byPMID[ref.base]; d != nil && !d.Type.Numeric() {
 			r.hidden[p] = true
 		}
 	}

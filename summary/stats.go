@@ -296,14 +296,6 @@ func (a *accumulator) unwrap(cur, prev float64, t stream.Type) float64 {
 	return cur
 }
 
-func numeric(t stream.Type) bool {
-	switch t {
-	case stream.Type32, stream.TypeU32, stream.Type64, stream.TypeU64, stream.TypeFloat, stream.TypeDouble:
-		return true
-	}
-	return false
-}
-
 // metric returns the state of a value set's metric (nil if none yet),
 // looking first at the metric that was at the same position last time.
 func (a *accumulator) metric(slot int, p stream.PMID, numval int32) *metricStats {
@@ -350,7 +342,7 @@ func (a *accumulator) add(r *stream.Result, ts timeval) error {
 				a.skip[vs.PMID] = true
 				continue
 			}
-			if !numeric(d.Type) {
+			if !d.Type.Numeric() {
 				a.skip[vs.PMID] = true
 				continue
 			}
