@@ -97,6 +97,11 @@ type Options struct {
 	// Prog names the tool in those messages (default "pmdumplog", as
 	// PCP's QA expects them; pcpcat gives its own name).
 	Prog string
+	// Unreadable ends Samples' warning of a numeric value that cannot be
+	// read as its type, saying what the caller does with it (default
+	// "given as the text of its bytes"; OpenMetrics, numbers only, says
+	// "left out").
+	Unreadable string
 
 	// TracePDU writes libpcp's -Dpdu trace of the data records read to
 	// Warn (see tracePDU): pmdumplog -Dpdu.

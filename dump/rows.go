@@ -145,7 +145,8 @@ func (e *exporter) sampleVSet(s *Sample, names map[stream.PMID]string, vs *strea
 // cannot be read as its type (damage: a value block of another type, or
 // one cut short), which the sample then gives as its raw bytes' text
 // (Parquet keeps it in value_text; OpenMetrics, numbers only, leaves it
-// out): where its result is, the metric, the time and the type.
+// out; Options.Unreadable says which): where its result is, the metric,
+// the time and the type.
 func (e *exporter) unreadable(s *Sample, t stream.Type) {
 	if e.unread[s.PMID] {
 		return
@@ -158,8 +159,12 @@ func (e *exporter) unreadable(s *Sample, t stream.Type) {
 	if where != "" {
 		where += ": "
 	}
-	fmt.Fprintf(e.d.warn, "%s: warning: %smetric %s (%s): a value at %s cannot be read as its type (%s): given as the text of its bytes\n",
-		e.d.prog, where, s.Metric, s.PMID, s.Time, t)
+	fate := e.d.opts.Unreadable
+	if fate == "" {
+		fate = "given as the text of its bytes"
+	}
+	fmt.Fprintf(e.d.warn, "%s: warning: %smetric %s (%s): a value at %s cannot be read as its type (%s): %s\n",
+		e.d.prog, where, s.Metric, s.PMID, s.Time, t, fate)
 }
 
 // set types v as appendCSVValue prints it.

@@ -22,6 +22,7 @@ import (
 // value in one millisecond).
 func OpenMetrics(w io.Writer, src *Source, opts dump.Options) (samples, skipped int64, err error) {
 	meta, host := src.meta, src.host
+	opts.Unreadable = "left out" // numbers only: a value given as text is skipped
 	fams := map[stream.PMID]*family{}
 	// Prometheus keeps milliseconds: of two samples of one series in one
 	// millisecond, promtool would keep one; so do we, the first.
