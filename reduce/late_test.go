@@ -209,3 +209,36 @@ func TestUnreadableValueLeftOut(t *testing.T) {
 		t.Errorf("metrics written: %v", counts)
 	}
 }
+
+// TestWarnedOncePerReduction: the -t outputs of one reduction read the
+// same input, so a metric's warning about it (a value that cannot be read,
+// aggregate units past ±2) is said once, not once per output; the
+// sampling warning, about one -t, stays per output.
+func TestWarnedOncePerReduction(t *testing.T) {
+	var buf bytes.Buffer
+	lab, descs, err := streamtest.Write(&buf, 5,
+		streamtest.Metric{Name: "bad.value", Type: stream.TypeDouble, Bad: func(i int) bool { return i == 0 || i == 3 }},
+		// in byte^2: its sumsq would be in byte^4
+		streamtest.Metric{Name: "good.value", Units: stream.NewUnits(2, 0, 0, 0, 0, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := format.MetadataOf(*lab, descs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	opts := Options{Samples: -1, NoSync: true, NoProgress: true, Stderr: &stderr, Prog: "pcpreduce"}
+	dir := t.TempDir()
+	out := []Output{{Name: filepath.Join(dir, "a"), Interval: 10 * time.Second}, {Name: filepath.Join(dir, "b"), Interval: 20 * time.Second}}
+	if err := RunNativeStream(head, pipe.Concatenated(&buf, "standard input"), out, opts); err != nil {
+		t.Fatal(err)
+	}
+	got := stderr.String()
+	if n := strings.Count(got, "cannot be read"); n != 1 {
+		t.Errorf("unreadable value said %d times: %q", n, got)
+	}
+	if n := strings.Count(got, "dimension past ±2"); n != 1 {
+		t.Errorf("aggregate units said %d times: %q", n, got)
+	}
+}

@@ -94,11 +94,11 @@ func (n *native) desc(d *stream.Desc) error {
 	if m.kind == kSkip {
 		if !d.Type.Defined() {
 			// no PCP type: a damaged descriptor, said as such
-			fmt.Fprintf(n.opts.Stderr, "%s: %s: warning: %s (PMID %s): descriptor of type %d, which is no PCP type: metric skipped\n",
+			n.say("%s: %s: warning: %s (PMID %s): descriptor of type %d, which is no PCP type: metric skipped\n",
 				n.opts.Prog, n.what, d.Names[0], d.PMID, int32(d.Type))
 			return nil
 		}
-		fmt.Fprintf(n.opts.Stderr, "%s: %s: warning: skipping %s metric\n", n.opts.Prog, d.Names[0], d.Type)
+		n.say("%s: %s: warning: skipping %s metric\n", n.opts.Prog, d.Names[0], d.Type)
 		return nil
 	}
 	m.float = d.Type == stream.TypeFloat || d.Type == stream.TypeDouble
@@ -132,7 +132,7 @@ func (n *native) desc(d *stream.Desc) error {
 		if k == aggCount || k == aggResets {
 			ad.Type, ad.Units = stream.TypeU64, stream.NewUnits(0, 0, 1, 0, 0, 0)
 		} else if !ok {
-			fmt.Fprintf(n.opts.Stderr, "%s: %s: warning: %s (PMID %s): its %s would be in units with a dimension past ±2, which pmlogcheck refuses (the metric's units are %s): written without units\n",
+			n.say("%s: %s: warning: %s (PMID %s): its %s would be in units with a dimension past ±2, which pmlogcheck refuses (the metric's units are %s): written without units\n",
 				n.opts.Prog, n.what, d.Names[0], d.PMID, AggNames[k], d.Units)
 		}
 		for _, name := range d.Names {

@@ -3,6 +3,7 @@ package reduce
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -129,11 +130,30 @@ type native struct {
 	gaps        map[int64]int // gaps between input results (ms, no <mark> between)
 	prevRec     int64         // ns of the last input result
 	havePrev    bool
-	// loc says where the input's current record was read; unread, the
-	// metrics a value of which could not be read as their type (said
-	// once each, the values left out).
-	loc    stream.Locator
+	// loc says where the input's current record was read; said, the
+	// warnings about the input already given, shared by every output
+	// (one reduction's -t outputs read the same input: a metric's warning
+	// is said once, not once per output).
+	loc  stream.Locator
+	said *said
+}
+
+// said is what one reduction's outputs have said about its input: the
+// metrics a value of which could not be read as their type (said once
+// each, the values left out), and the per-metric warnings given.
+type said struct {
 	unread map[stream.PMID]bool
+	text   map[string]bool
+}
+
+// say writes a warning about the input once, however many outputs meet it.
+func (n *native) say(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if n.said.text[msg] {
+		return
+	}
+	n.said.text[msg] = true
+	io.WriteString(n.opts.Stderr, msg)
 }
 
 // Output is one output of a native reduction: its name and interval. An
@@ -312,9 +332,10 @@ func runNative(meta *format.Metadata, it stream.Iterator, in nativeRun, outputs 
 			}
 		}
 	}()
+	shared := &said{unread: map[stream.PMID]bool{}, text: map[string]bool{}}
 	for _, o := range outputs {
 		n := &native{opts: &opts, what: in.what, metrics: map[stream.PMID]*nMetric{}, step: int64(o.Interval),
-			version: version, perInterval: map[int]int{}, gaps: map[int64]int{}, late: in.late}
+			version: version, perInterval: map[int]int{}, gaps: map[int64]int{}, late: in.late, said: shared}
 		if err := n.pickDomain(meta); err != nil {
 			return err
 		}
@@ -768,13 +789,10 @@ func (n *native) unreadable(st *nInst, t stream.Timestamp, err error) {
 		st.touched, n.touched = false, n.touched[:k]
 	}
 	m := st.m
-	if n.unread[m.desc.PMID] {
+	if n.said.unread[m.desc.PMID] {
 		return
 	}
-	if n.unread == nil {
-		n.unread = map[stream.PMID]bool{}
-	}
-	n.unread[m.desc.PMID] = true
+	n.said.unread[m.desc.PMID] = true
 	fmt.Fprintf(n.opts.Stderr, "%s: warning: %s%s (PMID %s): a value at %s: %v (%s): left out of the reduction, as is any later one that cannot be read\n",
 		n.opts.Prog, n.where(), m.desc.Names[0], m.desc.PMID, t, err, m.desc.Type)
 }

@@ -18,11 +18,13 @@ var T0 = stream.Timestamp{Sec: 1700000000}
 
 // Metric is a metric without instances, of Type (U32 when 0, or DOUBLE);
 // Bad says which results hold its value in the other's encoding (nil:
-// none): a U32's in a 64-bit block, a DOUBLE's in place.
+// none): a U32's in a 64-bit block, a DOUBLE's in place. Units are its
+// descriptor's (none when zero).
 type Metric struct {
-	Name string
-	Type stream.Type
-	Bad  func(i int) bool
+	Name  string
+	Type  stream.Type
+	Units stream.Units
+	Bad   func(i int) bool
 }
 
 // Write writes to w the stream of a label (host "bad", UTC), the metrics'
@@ -38,7 +40,7 @@ func Write(w io.Writer, n int, ms ...Metric) (*stream.Label, []stream.Record, er
 			ms[k].Type = stream.TypeU32
 		}
 		descs[k] = &stream.Desc{T: T0, PMID: stream.NewPMID(60, 0, uint32(k+1)), Type: ms[k].Type,
-			InDom: stream.InDomNull, Sem: stream.SemInstant, Names: []string{m.Name}}
+			InDom: stream.InDomNull, Sem: stream.SemInstant, Units: m.Units, Names: []string{m.Name}}
 	}
 	for _, r := range append([]stream.Record{lab}, descs...) {
 		if err := pw.Write(r); err != nil {
