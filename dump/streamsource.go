@@ -144,27 +144,31 @@ func (e *errIter) At() stream.Record { return nil }
 func (e *errIter) Err() error        { return e.err }
 func (e *errIter) Close() error      { return nil }
 
-// MetaStreamable reports whether opts asks only for the views that list
-// the metadata (-d -e -h -i -I), which DumpStreamMeta prints of a stream
-// once it has read it all: no values, nothing only a whole archive has
-// (-l's end, -t, -s, -r), no metric names, no window counted from the end.
+// MetaStreamable reports whether opts asks only for the label and the
+// views that list the metadata (-l -L -d -e -h -i -I), which
+// DumpStreamMeta prints of a stream once it has read it all: no values,
+// nothing only an archive's files have (-t, -s), no -r, no metric names,
+// no window counted from the end.
 func MetaStreamable(opts Options) bool {
 	o := opts.normalize()
-	return !o.Values && (o.Descs || o.LabelSets || o.HelpText || o.InDoms || o.DiskInDoms) &&
-		!o.Label && !o.Index && !o.Sizes && !o.Reverse && !o.TracePDU && o.TraceLog == nil &&
+	return !o.Values && (o.Label || o.Descs || o.LabelSets || o.HelpText || o.InDoms || o.DiskInDoms) &&
+		!o.Index && !o.Sizes && !o.Reverse && !o.TracePDU && o.TraceLog == nil &&
 		len(o.Metrics) == 0 && !pcptime.NeedsEnd(o.Start, o.Finish)
 }
 
-// DumpStreamMeta prints the metadata views of opts (MetaStreamable) of a
-// stream: it reads the whole stream, keeping its first label and its
-// metadata records in the order they come, as the archive the stream
-// would make holds them, and then prints them as Dump prints that
-// archive's. Only the metadata is kept, never the results, and nothing
-// is spilled to disk. The stream is read to its END, so damage anywhere
-// in it fails the dump, as it fails any reader of the stream.
+// DumpStreamMeta prints the label and metadata views of opts
+// (MetaStreamable) of a stream: it reads the whole stream, keeping its
+// first label, its metadata records in the order they come, as the
+// archive the stream would make holds them, and the time of its last
+// result or <mark> (the end -l prints, as libpcp finds it in that
+// archive), and then prints them as Dump prints that archive's. Only the
+// metadata is kept, never the results, and nothing is spilled to disk.
+// The stream is read to its END, so damage anywhere in it fails the dump,
+// as it fails any reader of the stream.
 func DumpStreamMeta(w io.Writer, it stream.Iterator, opts Options) error {
 	var lab *stream.Label
 	var recs []stream.Record
+	var src metaSource
 	for it.Next() {
 		switch r := it.At().(type) {
 		case *stream.Label:
@@ -173,6 +177,8 @@ func DumpStreamMeta(w io.Writer, it stream.Iterator, opts Options) error {
 			}
 		case *stream.Desc, *stream.InDom, *stream.LabelSet, *stream.Text:
 			recs = append(recs, stream.CloneRecord(r))
+		case *stream.Result, *stream.Mark:
+			src.last, src.hasEnd = r.Time(), true
 		}
 	}
 	if err := it.Err(); err != nil {
@@ -185,15 +191,21 @@ func DumpStreamMeta(w io.Writer, it stream.Iterator, opts Options) error {
 	if err != nil {
 		return err
 	}
-	return dumpArchive(w, metaSource{md}, opts)
+	src.md = md
+	return dumpArchive(w, src, opts)
 }
 
-// metaSource is an archive of which only the metadata is known.
-type metaSource struct{ md *format.Metadata }
+// metaSource is an archive of which only the metadata, and the time of
+// its last data record, are known.
+type metaSource struct {
+	md     *format.Metadata
+	last   stream.Timestamp
+	hasEnd bool
+}
 
 func (s metaSource) label() stream.Label                             { return s.md.Label }
 func (s metaSource) meta() (*format.Metadata, error)                 { return s.md, nil }
 func (s metaSource) index() ([]format.IndexEntry, error)             { return nil, nil }
 func (s metaSource) fileSize(string) (int64, bool)                   { return 0, false }
-func (s metaSource) end() (stream.Timestamp, bool, error)            { return stream.Timestamp{}, false, nil }
+func (s metaSource) end() (stream.Timestamp, bool, error)            { return s.last, s.hasEnd, nil }
 func (s metaSource) records(*stream.Timestamp) stream.CloserIterator { return &errIter{} }

@@ -18,11 +18,13 @@ import (
 // metadata (-d -i -I -h -e, read to the stream's end, its metadata kept:
 // since the twenty-first session), those views with the values (-m), and
 // metric names (which the frame's whole namespace resolves: since the
-// twenty-second session); on every eighth archive, -l (which prints the
-// end) and a window counted back from the end, which need the whole
-// archive, spill, print the same and leave nothing behind; and a stream
-// without a METADATA frame (pcprewrite's) prints under --csv, -m and the
-// metadata views what the archive the same rewrite writes does, spilling
+// twenty-second session), and the label (-l, -L: the end it prints found
+// as the stream is read to its end, nothing spilled: since the
+// twenty-third); on every eighth archive, a window counted back from the
+// end, which needs the whole archive, spills, prints the same and leaves
+// nothing behind; and a stream
+// without a METADATA frame (pcprewrite's) prints under --csv, -m, -L and
+// the metadata views what the archive the same rewrite writes does, spilling
 // nothing, and under --json (whose metadata records such a stream may
 // bring in another order), the metadata views with the values, and metric
 // names, which need the whole metadata up front, spills and prints the
@@ -55,7 +57,8 @@ func TestDumpStream(t *testing.T) {
 			{[]string{"-d", "-i", "-I", "-h", "-e", "-m", "-x"}, nil, false},
 			{[]string{"-m", "-z", "-S", "30s", "-T", "20m"}, []string{"kernel", "sample.bin"}, false},
 			{[]string{"-h", "-e", "-I"}, []string{"sample", "hinv"}, false},
-			{[]string{"-l"}, nil, true},
+			{[]string{"-l"}, nil, false},
+			{[]string{"-L", "-d", "-i", "-x", "-x", "-x"}, nil, false},
 			{[]string{"--json", "-T", "-1m"}, nil, true},
 		} {
 			if c.spills && !some[a] || !c.spills && !runs(a, j) {
@@ -90,6 +93,7 @@ func TestDumpStream(t *testing.T) {
 			{[]string{"--csv"}, false},
 			{[]string{"-m", "-x"}, false},
 			{[]string{"-d", "-i", "-I", "-h", "-e"}, false},
+			{[]string{"-L", "-x", "-x", "-x"}, false},
 			{[]string{"--json"}, true},
 			{[]string{"-d", "-m"}, true},
 			{[]string{"--csv", "-", "kernel", "sample.bin"}, true},
