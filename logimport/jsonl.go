@@ -563,7 +563,8 @@ var (
 
 // ParseUnits reads units as pmUnitsStr writes them ("Kbyte / sec",
 // "count x 10^3", "" for none), for dimensions -4..4: the units whose
-// string it is (the smallest encoding when several print alike).
+// string it is (the smallest encoding when several print alike). "none",
+// as pmdumplog -d and pmlogsummary print no units, is none too.
 //
 // It tries the units the words allow and keeps those that print as s:
 // each scale of space and time has its own word (Kbyte, millisec), a
@@ -575,6 +576,9 @@ func ParseUnits(s string) (stream.Units, error) {
 	unitsMu.Unlock()
 	if ok {
 		return u, nil
+	}
+	if strings.TrimSpace(s) == "none" {
+		return 0, nil
 	}
 	u, ok = findUnits(s)
 	if !ok {

@@ -287,3 +287,17 @@ func TestParseDate(t *testing.T) {
 		}
 	}
 }
+
+// TestParseUnitsNone: "none", as pmdumplog -d and pmlogsummary print no
+// units, is taken for no units (pcpimport -c app.cpu:double:instant:none
+// was refused).
+func TestParseUnitsNone(t *testing.T) {
+	for _, s := range []string{"none", " none ", ""} {
+		if u, err := ParseUnits(s); err != nil || u != 0 {
+			t.Errorf("ParseUnits(%q) = %v, %v; want no units", s, u, err)
+		}
+	}
+	if _, err := ParseUnits("nones"); err == nil {
+		t.Error(`ParseUnits("nones") accepted`)
+	}
+}

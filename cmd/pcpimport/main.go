@@ -28,7 +28,7 @@ var opts = toolio.Opts{
 	{Name: "h", Aliases: []string{"host"}, Value: "HOST", Usage: "the archive's hostname (the mapfile's wins)"},
 	{Name: "Z", Aliases: []string{"timezone"}, Value: "+HHMM", Usage: "the sheet's timezone (the mapfile's wins)"},
 	toolio.OptOutput,
-	toolio.OptVersion.WithDefault("3 (with --json, the input's)"),
+	toolio.OptVersion.WithDefault("with --json the input's, else 3; with --map or --csv 2, as sheet2pcp"),
 	toolio.OptZstd,
 	toolio.OptNoSync,
 	toolio.OptOverwrite,
