@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -24,22 +25,29 @@ func TestSummaryStream(t *testing.T) {
 		for j, c := range []struct {
 			opts   []string
 			spills bool
+			names  []string // metric names: the stream named "-" before them
 		}{
-			{[]string{"-a", "-l"}, false},
-			{[]string{"-x", "-m", "-M", "-i", "-I", "-H", "-F", "-z"}, false},
-			{[]string{"--json", "--percentiles", "50,99"}, false},
-			{[]string{"-B", "3"}, true},
+			{[]string{"-a", "-l"}, false, nil},
+			{[]string{"-x", "-m", "-M", "-i", "-I", "-H", "-F", "-z"}, false, nil},
+			{[]string{"--json", "--percentiles", "50,99"}, false, nil},
+			{[]string{"-B", "3"}, true, nil},
 			// A window counted from the start needs no end: streamed.
 			// One counted back from the end is spilled.
-			{[]string{"-S", "30s", "-T", "20m", "-a", "-l", "-z"}, false},
-			{[]string{"-S", "2m", "--json"}, false},
-			{[]string{"-T", "-1m", "-a"}, true},
+			{[]string{"-S", "30s", "-T", "20m", "-a", "-l", "-z"}, false, nil},
+			{[]string{"-S", "2m", "--json"}, false, nil},
+			{[]string{"-T", "-1m", "-a"}, true, nil},
+			// metric names after "-", standard input (since the
+			// twenty-third session)
+			{[]string{"-a", "-l"}, false, []string{"kernel.all", "sample.bin"}},
 		} {
 			if !runs(a, j) {
 				continue
 			}
 			opts := c.opts
-			want := run(slow, nil, ours("pcpsummary"), append(append([]string{}, opts...), a)...)
+			want := run(slow, nil, ours("pcpsummary"), slices.Concat(opts, []string{a}, c.names)...)
+			if c.names != nil {
+				opts = slices.Concat(opts, []string{"-"}, c.names)
+			}
 			// Unless it must spill, TMPDIR names no directory: a spill
 			// would fail.
 			tmp := filepath.Join(t.TempDir(), "absent")

@@ -62,7 +62,8 @@ const ownUsage = `      --json            print one JSON object per metric and i
       --fleet           with --folio, then one line per metric and instance over every host:
                         mean and total of the hosts' averages, lowest and highest value and where
 
-With no archive, pcpsummary reads a record stream from another pcp* tool on standard input.
+With no archive, or "-" (before metric names: pcpcat A | pcpsummary - kernel.all.load),
+pcpsummary reads a record stream from another pcp* tool on standard input.
 `
 
 func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
@@ -135,6 +136,11 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		return runFolio(prog, cmd, stdout, stderr)
 	}
 	var a summary.Archive
+	if cmd.Archive == "-" && !compat {
+		// standard input, as for the other tools (so that metric names
+		// can follow); under pmlogsummary's name, a file named "-"
+		cmd.Archive = ""
+	}
 	if cmd.Archive == "" {
 		if a, err = summary.OpenStdin(stdin, &cmd.Options, warn); err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
