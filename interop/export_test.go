@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -221,8 +223,8 @@ func TestExportStreamNotSpilled(t *testing.T) {
 	for _, name := range exportArchives {
 		a := filepath.Join(qaDir, name)
 		dir := t.TempDir()
-		for _, mode := range [][]string{{"--parquet"}, {"--parquet", "--rates"}} {
-			want, got := filepath.Join(dir, "a.parquet"), filepath.Join(dir, "s.parquet")
+		for i, mode := range [][]string{{"--parquet"}, {"--parquet", "--rates"}} {
+			want, got := filepath.Join(dir, fmt.Sprintf("a%d.parquet", i)), filepath.Join(dir, fmt.Sprintf("s%d.parquet", i))
 			args := append(append([]string{}, mode...), "-o", want, a)
 			if r := run(slow, nil, ours("pcpexport"), args...); r.code != 0 {
 				t.Fatalf("%s: pcpexport %v: %d\n%s", name, args, r.code, r.stderr)
@@ -280,5 +282,46 @@ func TestExportStreamNotSpilled(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) != 0 {
 		t.Fatalf("a cut stream left %v", ents)
+	}
+}
+
+// TestExportOutputExists: pcpexport -o FILE replaced an existing file
+// without a word, even a file of the archive it read (pcpexport
+// --openmetrics -o A.meta A wrote the text over the input's metadata). An
+// existing output is refused as the archive tools refuse one (remove it,
+// or --overwrite), and a file of the input archive always, the input left
+// as it was.
+func TestExportOutputExists(t *testing.T) {
+	needPCP(t)
+	dir := t.TempDir()
+	a := filepath.Join(dir, "in")
+	if r := run(slow, nil, ours("pcpcat"), "-o", a, filepath.Join(qaDir, exportArchives[0])); r.code != 0 {
+		t.Fatalf("pcpcat -o: %s", r.stderr)
+	}
+	meta, _ := os.ReadFile(a + ".meta")
+	out := filepath.Join(dir, "out.txt")
+	if err := os.WriteFile(out, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range [][]string{{"--openmetrics"}, {"--parquet"}} {
+		r := run(slow, nil, ours("pcpexport"), slices.Concat(mode, []string{"-o", out, a})...)
+		if b, _ := os.ReadFile(out); r.code != 1 || string(b) != "keep" || !strings.Contains(r.stderr, "file exists: remove it first, or replace it with --overwrite") {
+			t.Errorf("%v over an existing file: exit %d, %q, the file now %d bytes", mode, r.code, r.stderr, len(b))
+		}
+		for _, f := range []string{a + ".meta", a + ".0", a + ".index"} {
+			r := run(slow, nil, ours("pcpexport"), slices.Concat(mode, []string{"--overwrite", "-o", f, a})...)
+			if r.code != 1 || !strings.Contains(r.stderr, "a file of the input archive") {
+				t.Errorf("%v -o %s: exit %d, %q", mode, filepath.Base(f), r.code, r.stderr)
+			}
+		}
+		if b, _ := os.ReadFile(a + ".meta"); !bytes.Equal(b, meta) {
+			t.Fatalf("%v: the input's .meta changed", mode)
+		}
+	}
+	if r := run(slow, nil, ours("pcpexport"), "--openmetrics", "--overwrite", "-o", out, a); r.code != 0 {
+		t.Fatalf("--overwrite: exit %d, %s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(out); !strings.HasSuffix(string(b), "# EOF\n") {
+		t.Errorf("--overwrite did not replace the file: %q", b)
 	}
 }

@@ -29,6 +29,7 @@ var opts = toolio.Opts{
 	{Name: "o", Aliases: []string{"output"}, Value: "FILE", Usage: "the output file"},
 	{Name: "j", Aliases: []string{"jobs"}, Value: "N", Kind: toolio.Int, Usage: "with --dataset: `N` hosts at once", Default: "one per CPU"},
 	{Name: "force", Usage: "with --dataset: redo files whose archive has not changed"},
+	{Name: "overwrite", Usage: "with -o FILE: replace an existing file (whole, once the new one is complete; never a file of the input archive)"},
 	{Name: "rates", Usage: "with --parquet or --dataset: counters as rates per second (NULL for a series' first value, after a <mark> and after a decrease)"},
 	toolio.OptStart,
 	toolio.OptFinish,
@@ -83,11 +84,16 @@ func action(c *cli.Context, stdin *os.File, stdout, stderr io.Writer) (err error
 	if c.Bool("parquet") && (out == "" || out == "-") {
 		return toolio.UsageError{Msg: "--parquet needs -o FILE (Parquet is written to a file, not a pipe)"}
 	}
-	a, size, cleanup, err := open(name, stdin, dopts, stderr)
+	a, size, inputs, cleanup, err := open(name, stdin, dopts, stderr)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
+	if out != "" && out != "-" {
+		if err := outputFree(out, name, inputs, c.Bool("overwrite")); err != nil {
+			return err
+		}
+	}
 	// No display of a stream on standard input, as for pcpcat.
 	pr := toolio.StartProgress(stderr, size, c.Bool("quiet") || name == "-")
 	defer func() { pr.Done(err == nil) }()
@@ -114,34 +120,54 @@ func action(c *cli.Context, stdin *os.File, stdout, stderr io.Writer) (err error
 	return err
 }
 
-// open opens an archive (and gives its data's size), or the stream on
+// open opens an archive (and gives its data's size and its files), or the stream on
 // standard input ("-"): read as it arrives when it came with its
 // METADATA frame (as pcpcat's of an archive; pcpextract's and
 // pcprewrite's streams have none) and the
 // options allow (dump.ExportFrameStreamable), else spilled to a temporary
 // archive first.
-func open(name string, stdin *os.File, dopts dump.Options, stderr io.Writer) (*export.Source, int64, func(), error) {
+func open(name string, stdin *os.File, dopts dump.Options, stderr io.Writer) (src *export.Source, size int64, files []string, cleanup func(), err error) {
 	if name != "-" {
 		a, err := format.Open(name, format.WithWarn(warner(stderr)))
 		if err != nil {
-			return nil, 0, nil, err
+			return nil, 0, nil, nil, err
 		}
 		src, err := export.FromArchive(a)
-		return src, a.DataSize(), func() {}, err
+		// (an .index that is not used is a file of the archive too)
+		return src, a.DataSize(), append(a.Files(), a.Base()+".index"), func() {}, err
 	}
 	in, err := toolio.OpenStdin(stdin, "pcpexport-", dump.ExportFrameStreamable(dopts), warner(stderr))
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, 0, nil, nil, err
 	}
 	if in.Spilled == nil {
-		return export.FromStream(in.Meta, in.Iter), 0, func() { in.Close() }, nil
+		return export.FromStream(in.Meta, in.Iter), 0, nil, func() { in.Close() }, nil
 	}
-	src, err := export.FromArchive(in.Spilled)
+	src, err = export.FromArchive(in.Spilled)
 	if err != nil {
 		in.Close()
-		return nil, 0, nil, err
+		return nil, 0, nil, nil, err
 	}
-	return src, 0, func() { in.Close() }, nil
+	return src, 0, nil, func() { in.Close() }, nil
+}
+
+// outputFree refuses an output file that exists, unless overwrite, and
+// always one of the input archive's files (inputs; none for a stream),
+// which the export would replace.
+func outputFree(out, name string, inputs []string, overwrite bool) error {
+	st, err := os.Stat(out)
+	if err != nil {
+		return nil // (a path that cannot be written fails when it is created)
+	}
+	for _, f := range inputs {
+		if fs, err := os.Stat(f); err == nil && os.SameFile(st, fs) {
+			return fmt.Errorf("%s: a file of the input archive %s: the export would replace it", out, name)
+		}
+	}
+	if !overwrite {
+		return fmt.Errorf("%s: file exists: remove it first, or replace it with --overwrite", out)
+	}
+	return nil
 }
 
 // openMetricsFile writes the text beside out and renames it into place.
