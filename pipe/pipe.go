@@ -35,6 +35,8 @@
 package pipe
 
 import (
+	"encoding/binary"
+	"fmt"
 	"os"
 	"strings"
 	"unicode"
@@ -132,6 +134,19 @@ const FlagV2 uint8 = 0x01
 // pipe stream. It needs at least len(Magic) bytes.
 func IsPipeStream(peek []byte) bool {
 	return len(peek) >= len(Magic) && string(peek[:len(Magic)]) == Magic
+}
+
+// NotAStream says what the input whose first bytes are peek (not a pipe
+// stream: IsPipeStream is false) is instead, for the message that refuses
+// it: the offset, a PCP archive file named as such (its label's magic,
+// PM_LOG_MAGIC with version 2 or 3), or else the bytes found.
+func NotAStream(peek []byte) string {
+	if len(peek) >= 8 {
+		if m := binary.BigEndian.Uint32(peek[4:8]); m == 0x50052602 || m == 0x50052603 {
+			return fmt.Sprintf("offset 4: the magic number of a PCP archive file (version %d), not a pcp* stream: name the archive as an argument instead", m&0xff)
+		}
+	}
+	return fmt.Sprintf("offset 0: not a pcp* stream: it starts with %q where a stream starts with %q (name archives as arguments instead)", peek[:min(len(peek), len(Magic))], Magic)
 }
 
 // IsTerminal reports whether f is a terminal, where tools refuse to write

@@ -1076,3 +1076,19 @@ func TestReaderDeferChecks(t *testing.T) {
 		t.Errorf("Err() = %v, want %v", r.Err(), want)
 	}
 }
+
+// TestNotAStream: standard input that is not a stream is refused naming
+// the offset and what it holds: a PCP archive file by its label's magic
+// (cat A.meta | pcpcat), anything else by its first bytes.
+func TestNotAStream(t *testing.T) {
+	label := []byte{0, 0, 0, 132, 0x50, 0x05, 0x26, 0x02, 0, 0}
+	if got := NotAStream(label); !strings.HasPrefix(got, "offset 4: the magic number of a PCP archive file (version 2)") {
+		t.Errorf("an archive file: %q", got)
+	}
+	if got := NotAStream([]byte("garbage\n")); got != `offset 0: not a pcp* stream: it starts with "garbage\n" where a stream starts with "\x89PCPpipe" (name archives as arguments instead)` {
+		t.Errorf("text: %q", got)
+	}
+	if got := NotAStream([]byte("x")); !strings.Contains(got, `starts with "x" where`) {
+		t.Errorf("one byte: %q", got)
+	}
+}

@@ -118,7 +118,7 @@ func OpenInputs(names []string, stdin *os.File, warn func(error), opts ...format
 			if len(peek) == 0 {
 				return nil, fmt.Errorf("standard input: empty, expected a stream from another pcp* tool")
 			}
-			return nil, fmt.Errorf("standard input: not a pcp* stream (name archives as arguments instead)")
+			return nil, fmt.Errorf("standard input: %s", pipe.NotAStream(peek))
 		}
 		// Streams that follow one another ((pcpcat A; pcpcat B) | ...)
 		// are joined as archives named together are.
