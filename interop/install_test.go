@@ -44,6 +44,14 @@ func TestInstall(t *testing.T) {
 		if b.code != 0 || !strings.Contains(b.stdout, "complete ") || !strings.Contains(b.stdout, " -W ") {
 			t.Errorf("bash completion of %s: %d %q %s", tool, b.code, b.stdout, b.stderr)
 		}
+		// --version on every tool (pcpmmv had none until the
+		// twenty-third session), and --help with an example
+		if v := run(time.Minute, nil, filepath.Join(root, "bin", tool), "--version"); v.code != 0 || !strings.HasPrefix(v.stdout, tool+" version ") {
+			t.Errorf("%s --version: %d %q %s", tool, v.code, v.stdout, v.stderr)
+		}
+		if h := run(time.Minute, nil, filepath.Join(root, "bin", tool), "--help"); h.code != 0 || strings.Count(h.stdout, tool+" ") < 2 {
+			t.Errorf("%s --help: %d %q %s", tool, h.code, firstLines(h.stdout, 8), h.stderr)
+		}
 		for _, f := range []string{"share/zsh/site-functions/_" + tool, "share/fish/vendor_completions.d/" + tool + ".fish"} {
 			if b, err := os.ReadFile(filepath.Join(root, f)); err != nil || !strings.Contains(string(b), tool) {
 				t.Errorf("%s: %v", f, err)

@@ -19,7 +19,9 @@ func main() { toolio.Main(run) }
 const usage = `usage: pcpmmv dump FILE
    print the MMV file as PCP's mmvdump does (exit 1 when it is damaged)
        pcpmmv record [-t 1s] [-T DURATION | -s N] FILE|DIR -o ARCHIVE
-   record MMV files into an archive, without pmcd or pmlogger`
+   record MMV files into an archive, without pmcd or pmlogger
+       pcpmmv --version
+example: pcpmmv record -t 10s -T 1h $PCP_TMP_DIR/mmv -o app   (pcpmmv record --help: its options)`
 
 func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	toolio.GuardFaults()
@@ -40,8 +42,11 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		return dump(args[2], stdout, stderr)
 	case "record":
 		return record(args[2:], stdin, stdout, stderr)
-	case "-h", "--help", "help":
+	case "-h", "-?", "--help", "help":
 		fmt.Fprintln(stdout, usage)
+		return 0
+	case "--version", "version":
+		fmt.Fprintf(stdout, "pcpmmv version %s\n", toolio.Version())
 		return 0
 	}
 	fmt.Fprintf(stderr, "pcpmmv: unknown command %q\n%s\n", args[1], usage)
