@@ -123,3 +123,25 @@ func TestSignalEndsRecording(t *testing.T) {
 		}
 	}
 }
+
+// TestReaderLeaves: a tool whose reader exits early (TOOL A | head -1)
+// dies of SIGPIPE and says nothing, as PCP's tools do; pcpsummary said
+// "write /dev/stdout: broken pipe" until the twenty-third session.
+func TestReaderLeaves(t *testing.T) {
+	needPCP(t)
+	// outputs of 128 KiB to 1.8 MiB, past the pipe's buffer, in well
+	// under a second each
+	a := filepath.Join(qaDir, "20101004-trunc")
+	for _, c := range []string{
+		ours("pcpsummary") + " " + a,
+		ours("pcpsummary") + " --json " + a,
+		ours("pcpcat") + " -m " + a,
+		ours("pcpcat") + " --csv " + a,
+		ours("pcpexport") + " --openmetrics " + a,
+	} {
+		r := run(slow, nil, "bash", "-c", "("+c+"; echo $? >&2) | head -1 >/dev/null")
+		if strings.TrimSpace(r.stderr) != "141" {
+			t.Errorf("%s | head -1: stderr (with the exit status last) %q, want 141 and nothing said", c, r.stderr)
+		}
+	}
+}

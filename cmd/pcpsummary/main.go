@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/pcptools/pcptools/dump"
 	"github.com/pcptools/pcptools/format"
@@ -219,6 +220,10 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 		var ne *summary.NamesError
 		var fe *format.FormatError
 		switch {
+		case errors.Is(err, syscall.EPIPE):
+			// the reader of the summary has gone (pcpsummary A | head):
+			// said as the other tools say it, by dying of SIGPIPE quietly
+			return toolio.Exit(prog, err, stderr)
 		case compat && errors.As(err, &ne):
 		case compat && errors.As(err, &fe):
 			// Damage, in libpcp's words: it loads the metadata when it
