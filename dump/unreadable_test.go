@@ -1,11 +1,9 @@
 package dump
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
-	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/streamtest"
 	"github.com/pcptools/pcptools/pipe"
 )
@@ -17,18 +15,10 @@ import (
 // once per metric, naming where the result was read, the metric, the time
 // and the type; the sample is still its bytes' text (Parquet's value_text).
 func TestSamplesSayUnreadable(t *testing.T) {
-	var buf bytes.Buffer
-	lab, descs, err := streamtest.Write(&buf, 3, streamtest.Metric{Name: "bad.value", Bad: func(i int) bool { return i > 0 }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta, err := format.MetadataOf(*lab, descs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	buf, meta := streamtest.Stream(t, 3, streamtest.Metric{Name: "bad.value", Bad: func(i int) bool { return i > 0 }})
 	var warn strings.Builder
 	var kinds []SampleKind
-	err = SamplesStream(meta, pipe.Concatenated(&buf, "standard input"), Options{Warn: &warn, Prog: "pcpexport"}, func(s *Sample) error {
+	err := SamplesStream(meta, pipe.Concatenated(buf, "standard input"), Options{Warn: &warn, Prog: "pcpexport"}, func(s *Sample) error {
 		kinds = append(kinds, s.Kind)
 		return nil
 	})

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/pcptools/pcptools/dump"
-	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/internal/streamtest"
 	"github.com/pcptools/pcptools/pipe"
 )
@@ -16,18 +15,10 @@ import (
 // OpenMetrics (numbers only) skips; its warning said "given as the text
 // of its bytes" all the same. It now says what OpenMetrics does.
 func TestOpenMetricsUnreadableLeftOut(t *testing.T) {
-	var buf bytes.Buffer
-	lab, descs, err := streamtest.Write(&buf, 3, streamtest.Metric{Name: "bad.value", Bad: func(i int) bool { return i > 0 }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta, err := format.MetadataOf(*lab, descs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	buf, meta := streamtest.Stream(t, 3, streamtest.Metric{Name: "bad.value", Bad: func(i int) bool { return i > 0 }})
 	var out bytes.Buffer
 	var warn strings.Builder
-	src := FromStream(meta, pipe.Concatenated(&buf, "standard input"))
+	src := FromStream(meta, pipe.Concatenated(buf, "standard input"))
 	samples, skipped, err := OpenMetrics(&out, src, dump.Options{Warn: &warn, Prog: "pcpexport"})
 	if err != nil {
 		t.Fatal(err)

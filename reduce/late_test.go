@@ -1,7 +1,6 @@
 package reduce
 
 import (
-	"bytes"
 	"io"
 	"path/filepath"
 	"strings"
@@ -175,21 +174,13 @@ func outMeta(t *testing.T, name string) *format.Metadata {
 // of the stream read on past it. It is now left out, with a warning per
 // metric naming the place of its record, and the rest is reduced.
 func TestUnreadableValueLeftOut(t *testing.T) {
-	var buf bytes.Buffer
-	lab, descs, err := streamtest.Write(&buf, 5,
+	buf, head := streamtest.Stream(t, 5,
 		streamtest.Metric{Name: "bad.value", Type: stream.TypeDouble, Bad: func(i int) bool { return i == 0 || i == 3 }},
 		streamtest.Metric{Name: "good.value"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, err := format.MetadataOf(*lab, descs)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var stderr strings.Builder
 	opts := Options{Samples: -1, NoSync: true, NoProgress: true, Stderr: &stderr, Prog: "pcpreduce"}
 	out := []Output{{Name: filepath.Join(t.TempDir(), "out"), Interval: 10 * time.Second}}
-	if err := RunNativeStreamLate(head, pipe.Concatenated(&buf, "standard input"), out, opts); err != nil {
+	if err := RunNativeStreamLate(head, pipe.Concatenated(buf, "standard input"), out, opts); err != nil {
 		t.Fatal(err)
 	}
 	got := stderr.String()
@@ -215,23 +206,15 @@ func TestUnreadableValueLeftOut(t *testing.T) {
 // aggregate units past ±2) is said once, not once per output; the
 // sampling warning, about one -t, stays per output.
 func TestWarnedOncePerReduction(t *testing.T) {
-	var buf bytes.Buffer
-	lab, descs, err := streamtest.Write(&buf, 5,
+	buf, head := streamtest.Stream(t, 5,
 		streamtest.Metric{Name: "bad.value", Type: stream.TypeDouble, Bad: func(i int) bool { return i == 0 || i == 3 }},
 		// in byte^2: its sumsq would be in byte^4
 		streamtest.Metric{Name: "good.value", Units: stream.NewUnits(2, 0, 0, 0, 0, 0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, err := format.MetadataOf(*lab, descs)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var stderr strings.Builder
 	opts := Options{Samples: -1, NoSync: true, NoProgress: true, Stderr: &stderr, Prog: "pcpreduce"}
 	dir := t.TempDir()
 	out := []Output{{Name: filepath.Join(dir, "a"), Interval: 10 * time.Second}, {Name: filepath.Join(dir, "b"), Interval: 20 * time.Second}}
-	if err := RunNativeStream(head, pipe.Concatenated(&buf, "standard input"), out, opts); err != nil {
+	if err := RunNativeStream(head, pipe.Concatenated(buf, "standard input"), out, opts); err != nil {
 		t.Fatal(err)
 	}
 	got := stderr.String()

@@ -6,8 +6,11 @@
 package streamtest
 
 import (
+	"bytes"
 	"io"
+	"testing"
 
+	"github.com/pcptools/pcptools/format"
 	"github.com/pcptools/pcptools/pipe"
 	"github.com/pcptools/pcptools/stream"
 )
@@ -69,4 +72,21 @@ func Write(w io.Writer, n int, ms ...Metric) (*stream.Label, []stream.Record, er
 		}
 	}
 	return lab, descs, pw.Close()
+}
+
+// Stream writes the stream Write writes (n results of ms) into a buffer
+// and returns it with the stream's metadata (label and descriptors), as a
+// METADATA frame or an archive's .meta would give it up front.
+func Stream(t testing.TB, n int, ms ...Metric) (*bytes.Buffer, *format.Metadata) {
+	t.Helper()
+	var buf bytes.Buffer
+	lab, descs, err := Write(&buf, n, ms...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := format.MetadataOf(*lab, descs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &buf, meta
 }
