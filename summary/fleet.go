@@ -50,6 +50,12 @@ func RunHosts(w io.Writer, hosts []folio.Host, o Options, jobs int, open func(fo
 			defer func() { <-sem }()
 			ho := o
 			ho.Host, ho.HostColumn = h.Name, true
+			if ho.Prog == "" {
+				ho.Prog = "pcpsummary"
+			}
+			// the summary's warnings name the host they are about
+			// (hosts run at once; folios are pcpsummary's own)
+			ho.Prog += ": host " + h.Name
 			ho.NoCSVHeader = i > 0 || ho.NoCSVHeader
 			if ho.Workers == 0 && len(hosts) > 1 {
 				// the cores are shared between the hosts first

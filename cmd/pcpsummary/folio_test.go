@@ -107,6 +107,15 @@ func TestFolio(t *testing.T) {
 		t.Errorf("folio file: exit %d, %s\n%s", code, errs, out)
 	}
 
+	// The summary's own warnings name their host (hosts run at once):
+	// "PMNS traversal failed" said nothing of which host until the
+	// twenty-third session.
+	if _, errs, code := summarise("--folio", in, "no.such.metric"); code == 0 ||
+		!strings.Contains(errs, "pcpsummary: host alpha: PMNS traversal failed for no.such.metric") ||
+		!strings.Contains(errs, "pcpsummary: host beta: PMNS traversal failed for no.such.metric") {
+		t.Errorf("unknown name in a folio: exit %d, stderr %q", code, errs)
+	}
+
 	// A bad host is reported; the others come out; the status says so.
 	bad := filepath.Join(in, "gamma")
 	if err := os.MkdirAll(bad, 0o755); err != nil {
