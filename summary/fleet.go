@@ -54,7 +54,9 @@ func RunHosts(w io.Writer, hosts []folio.Host, o Options, jobs int, open func(fo
 				ho.Prog = "pcpsummary"
 			}
 			// the summary's warnings name the host they are about
-			// (hosts run at once; folios are pcpsummary's own)
+			// (hosts run at once). Prog also tells pmlogsummary's
+			// behaviour from ours; folios are ours alone, so a host's
+			// Prog is never "pmlogsummary".
 			ho.Prog += ": host " + h.Name
 			ho.NoCSVHeader = i > 0 || ho.NoCSVHeader
 			if ho.Workers == 0 && len(hosts) > 1 {
