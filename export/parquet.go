@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -82,22 +81,15 @@ func ParquetRates(out string, a *Source, opts dump.Options, extra ...[2]string) 
 // writeParquet is Parquet with n encoders (0: one per core), counters as
 // rates or not.
 func writeParquet(out string, a *Source, opts dump.Options, n int, rates bool, extra [][2]string) (rows int64, err error) {
-	dir := filepath.Dir(out)
-	f, err := scratch.CreateTemp(dir, "."+filepath.Base(out)+".tmp-*")
+	f, err := scratch.CreateOutput(out, "."+filepath.Base(out)+".tmp-*")
 	if err != nil {
 		return 0, err
 	}
-	tmp := f.Name()
 	defer func() {
 		if err != nil {
-			f.Close()
-			scratch.RemoveAll(tmp)
+			f.Abort()
 		}
 	}()
-	// The mode of the archives format writes.
-	if err = f.Chmod(0o644); err != nil {
-		return 0, err
-	}
 	meta := a.meta
 	kv, err := fileMetadata(meta)
 	if err != nil {
@@ -148,14 +140,8 @@ func writeParquet(out string, a *Source, opts dump.Options, n int, rates bool, e
 	if err = w.Close(); err != nil {
 		return 0, fmt.Errorf("%s: %w", out, err)
 	}
-	if err = f.Sync(); err != nil {
+	if err = f.Commit(true); err != nil {
 		return 0, fmt.Errorf("%s: %w", out, err)
-	}
-	if err = f.Close(); err != nil {
-		return 0, fmt.Errorf("%s: %w", out, err)
-	}
-	if err = os.Rename(tmp, out); err != nil {
-		return 0, err
 	}
 	return rows, nil
 }

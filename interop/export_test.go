@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -323,5 +324,73 @@ func TestExportOutputExists(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(out); !strings.HasSuffix(string(b), "# EOF\n") {
 		t.Errorf("--overwrite did not replace the file: %q", b)
+	}
+}
+
+// TestExportOutputSpecial: an output that is a device or a FIFO (-o
+// /dev/null, a named pipe) is written into, as a shell's redirection
+// would, without --overwrite: the rename into place of any other output
+// would put a regular file where the device node was (as root, /dev/null
+// itself). An output that is a symbolic link has the file it names
+// replaced, and stays a link.
+func TestExportOutputSpecial(t *testing.T) {
+	needPCP(t)
+	dir := t.TempDir()
+	a := filepath.Join(qaDir, exportArchives[0])
+	want := run(slow, nil, ours("pcpexport"), "--openmetrics", a)
+	if want.code != 0 || !strings.HasSuffix(want.stdout, "# EOF\n") {
+		t.Fatalf("pcpexport --openmetrics: exit %d, %s", want.code, want.stderr)
+	}
+	for _, mode := range []string{"--openmetrics", "--parquet"} {
+		fifo := filepath.Join(dir, "fifo"+mode)
+		if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+		got := make(chan []byte)
+		go func() {
+			b, _ := os.ReadFile(fifo)
+			got <- b
+		}()
+		r := run(slow, nil, ours("pcpexport"), mode, "-o", fifo, a)
+		if r.code != 0 { // (let the reader go)
+			if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+				f.Close()
+			}
+		}
+		b := <-got
+		if r.code != 0 {
+			t.Errorf("%s -o FIFO: exit %d, %s", mode, r.code, r.stderr)
+		}
+		if mode == "--openmetrics" && string(b) != want.stdout {
+			t.Errorf("%s -o FIFO: the reader had %d bytes, standard output %d", mode, len(b), len(want.stdout))
+		}
+		if mode == "--parquet" && !bytes.HasPrefix(b, []byte("PAR1")) {
+			t.Errorf("%s -o FIFO: the reader had %d bytes, not a Parquet file", mode, len(b))
+		}
+		if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+			t.Errorf("%s -o FIFO: the FIFO is gone or replaced (%v)", mode, err)
+		}
+		if r := run(slow, nil, ours("pcpexport"), mode, "-o", os.DevNull, a); r.code != 0 {
+			t.Errorf("%s -o %s: exit %d, %s", mode, os.DevNull, r.code, r.stderr)
+		}
+		if st, err := os.Stat(os.DevNull); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+			t.Fatalf("%s -o %s: no longer a device (%v)", mode, os.DevNull, err)
+		}
+		target, link := filepath.Join(dir, "target"+mode), filepath.Join(dir, "link"+mode)
+		if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		if r := run(slow, nil, ours("pcpexport"), mode, "--overwrite", "-o", link, a); r.code != 0 {
+			t.Errorf("%s -o LINK: exit %d, %s", mode, r.code, r.stderr)
+		}
+		if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s -o LINK: the link was replaced (%v)", mode, err)
+		}
+		if b, _ := os.ReadFile(target); len(b) < 100 {
+			t.Errorf("%s -o LINK: the file it names holds %q", mode, b)
+		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -164,34 +163,24 @@ func outputFree(out, name string, inputs []string, overwrite bool) error {
 			return fmt.Errorf("%s: a file of the input archive %s: the export would replace it", out, name)
 		}
 	}
-	if !overwrite {
+	if !overwrite && !scratch.Special(out) { // (-o /dev/null: written into, not replaced)
 		return fmt.Errorf("%s: file exists: remove it first, or replace it with --overwrite", out)
 	}
 	return nil
 }
 
-// openMetricsFile writes the text beside out and renames it into place.
+// openMetricsFile writes the text beside out and renames it into place
+// (or into out itself, a device or a FIFO: scratch.Output).
 func openMetricsFile(out string, a *export.Source, dopts dump.Options) (err error) {
-	f, err := scratch.CreateTemp(filepath.Dir(out), ".pcpexport.tmp-*")
+	f, err := scratch.CreateOutput(out, ".pcpexport.tmp-*")
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			scratch.RemoveAll(f.Name())
-		}
-	}()
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
 	if _, _, err = export.OpenMetrics(f, a, dopts); err != nil {
+		f.Abort()
 		return err
 	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), out)
+	return f.Commit(false)
 }
 
 func dataset(c *cli.Context, dir string, dopts dump.Options, stderr io.Writer) error {
