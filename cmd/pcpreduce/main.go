@@ -203,6 +203,9 @@ func action(c *cli.Context, prog string, compat bool, stdin *os.File, stdout, st
 		warn := func(err error) { fmt.Fprintf(stderr, "%s: warning: %v\n", prog, err) }
 		in, err := toolio.OpenStdinFrameLate(stdin, "pcpreduce", !pcptime.NeedsEnd(opts.Start, opts.Finish), reduce.CanStreamLate, warn)
 		if err != nil {
+			if out != "" && !c.IsSet("o") {
+				return toolio.OutputTaken(err, out)
+			}
 			return err
 		}
 		defer in.Close()

@@ -107,7 +107,12 @@ func action(c *cli.Context, prog string, compat bool, vflag int, stdin *os.File,
 			return toolio.UsageError{Msg: err.Error()}
 		}
 		if len(args) > 1 {
-			return toolio.UsageError{Msg: "name at most one input archive (pipe several through pcpcat)"}
+			msg := "name at most one input archive (pipe several through pcpcat)"
+			if len(args) == 2 && !c.IsSet("o") {
+				// pmlogrewrite's "inlog outlog", typed from habit
+				msg += fmt.Sprintf("; to write the archive %s, name it with -o %s", args[1], args[1])
+			}
+			return toolio.UsageError{Msg: msg}
 		}
 		if len(args) == 1 {
 			j.In = args[0]

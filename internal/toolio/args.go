@@ -1,6 +1,7 @@
 package toolio
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -145,6 +146,17 @@ func InputsAndOutput(oSet bool, o string, args []string) (ins []string, out stri
 		return nil, "", UsageError{Msg: err.Error()}
 	}
 	return ins, out, nil
+}
+
+// OutputTaken explains err, from opening standard input when no input
+// archive was named, where InputsAndOutput took the last argument, out,
+// for the output because it names no archive: most often an input's name
+// mistyped, which "no input" alone does not tell.
+func OutputTaken(err error, out string) error {
+	if errors.Is(err, ErrNoInput) || errors.Is(err, ErrEmptyStdin) {
+		return UsageError{Msg: fmt.Sprintf("%s: no such archive, so taken as the output archive, and then there is no input: name the input archive before it (-o OUT names the output), or pipe a stream from another pcp* tool", out)}
+	}
+	return err
 }
 
 // IsArchive says whether name names an existing archive (or a directory

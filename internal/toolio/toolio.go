@@ -48,6 +48,10 @@ func (in *Input) Close() error {
 // terminal.
 var ErrNoInput = errors.New("no input: name one or more archives, or pipe a stream from another pcp* tool into standard input")
 
+// ErrEmptyStdin is returned when no archive is named and standard input
+// ends before it starts.
+var ErrEmptyStdin = errors.New("standard input: empty, expected a stream from another pcp* tool")
+
 // OpenArchives opens archives by name, sorted by label start time.
 func OpenArchives(names []string, warn func(error)) ([]*format.Archive, []string, error) {
 	type named struct {
@@ -116,7 +120,7 @@ func OpenInputs(names []string, stdin *os.File, warn func(error), opts ...format
 		peek, _ := br.Peek(16)
 		if !pipe.IsPipeStream(peek) {
 			if len(peek) == 0 {
-				return nil, fmt.Errorf("standard input: empty, expected a stream from another pcp* tool")
+				return nil, ErrEmptyStdin
 			}
 			return nil, fmt.Errorf("standard input: %s", pipe.NotAStream(peek))
 		}
