@@ -67,6 +67,9 @@ func sheetOf(c *cli.Context, mapfile string) (*logimport.Sheet, error) {
 		if c.Int("heading") < 0 {
 			return nil, toolio.Usagef("--heading: a number of rows")
 		}
+		if len(c.StringSlice("c")) == 0 {
+			return nil, toolio.Usagef("--csv: say what each column holds with -c, in order: -c time for the date and time, -c skip, -c NAME[INST]:TYPE:SEM:UNITS for a metric (e.g. --csv --heading 1 -c time -c cpu.user:double:instant:none; docs/pcpimport.md)")
+		}
 		s, err := logimport.CompactSheet(c.StringSlice("c"), c.Int("heading"), c.String("datefmt"))
 		if err != nil {
 			return nil, toolio.Usagef("-c: %v", err)
