@@ -45,6 +45,11 @@ type Sampler struct {
 	plan    *plan         // the last result, to patch (see plan.go)
 	trace   []planTrace   // where the values of the result being built came from
 	planned int           // samples taken through a plan (for tests)
+	// pathErr is the last error reading Path (said once, until it
+	// changes or the path reads again); hinted: the advice about a
+	// directory holding no MMV files was given.
+	pathErr string
+	hinted  bool
 }
 
 func (s *Sampler) warn(err error) {
@@ -118,24 +123,37 @@ func (s *Sampler) read(p string, tries int, wait time.Duration) (*File, *snapsho
 
 func (s *Sampler) files() []string {
 	st, err := os.Stat(s.Path)
-	if err != nil {
-		s.warn(err)
-		return nil
-	}
-	if !st.IsDir() {
+	if err == nil && !st.IsDir() {
+		s.pathErr = ""
 		return []string{s.Path}
 	}
-	ents, err := os.ReadDir(s.Path)
+	var ents []os.DirEntry
+	if err == nil {
+		ents, err = os.ReadDir(s.Path)
+	}
 	if err != nil {
-		s.warn(err)
+		// once, not at every sample: a file that went away may come
+		// back (an application restarted)
+		if msg := err.Error(); msg != s.pathErr {
+			s.pathErr = msg
+			s.warn(fmt.Errorf("%w (said once; recording goes on)", err))
+		}
 		return nil
 	}
+	s.pathErr = ""
 	var out []string
+	sub := false
 	for _, e := range ents { // ReadDir sorts by name, as pmdammv's alphasort
+		sub = sub || e.Name() == "mmv" && e.IsDir()
 		if strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
 			continue
 		}
 		out = append(out, filepath.Join(s.Path, e.Name()))
+	}
+	if len(out) == 0 && sub && !s.hinted {
+		// $PCP_TMP_DIR named for $PCP_TMP_DIR/mmv
+		s.hinted = true
+		s.warn(fmt.Errorf("%s holds no MMV files, and a directory mmv: applications write theirs in $PCP_TMP_DIR/mmv; name %s to record them", s.Path, filepath.Join(s.Path, "mmv")))
 	}
 	return out
 }

@@ -221,3 +221,56 @@ func TestRecordInterrupted(t *testing.T) {
 		t.Errorf("files %v, want arch.0 arch.index arch.meta", left)
 	}
 }
+
+// TestSamplerPathWarnings: a named file that goes away is said once, not
+// at every sample, and again only if it fails otherwise after coming
+// back; a directory holding no MMV files but a directory mmv (the
+// $PCP_TMP_DIR named for $PCP_TMP_DIR/mmv) gets one hint.
+func TestSamplerPathWarnings(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "app")
+	if err := os.WriteFile(p, build(spec{version: 1, nm: 1, ni: 1, gen: 7}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var warned []string
+	warn := func(err error) { warned = append(warned, err.Error()) }
+	s := &Sampler{Path: p, Warn: warn, Tries: 1, Wait: time.Millisecond}
+	c := &collector{}
+	t0 := time.Unix(1700000000, 0)
+	sample := func(i int) {
+		t.Helper()
+		if err := s.Sample(t0.Add(time.Duration(i)*time.Second), c.emit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sample(0)
+	os.Remove(p)
+	for i := 1; i <= 5; i++ {
+		sample(i)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "no such file") || !strings.Contains(warned[0], "said once") {
+		t.Errorf("a vanished file, five samples: warnings %q, want one", warned)
+	}
+	if err := os.WriteFile(p, build(spec{version: 1, nm: 1, ni: 1, gen: 8}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sample(6)
+	os.Remove(p)
+	sample(7)
+	sample(8)
+	if len(warned) != 2 {
+		t.Errorf("gone, back, gone again: warnings %q, want two", warned)
+	}
+
+	warned = nil
+	if err := os.Mkdir(filepath.Join(dir, "mmv"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s = &Sampler{Path: dir, Warn: warn}
+	for i := range 3 {
+		sample(i)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "name "+filepath.Join(dir, "mmv")) {
+		t.Errorf("a directory holding only mmv/: warnings %q, want one hint", warned)
+	}
+}

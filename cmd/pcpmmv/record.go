@@ -68,6 +68,11 @@ func record(args []string, stdin *os.File, stdout, stderr io.Writer) int {
 			if o.Writer.Version == 0 {
 				o.Writer.Version = 3
 			}
+			// A path that is not there at the start is a mistake, not
+			// an application yet to start (its directory would be).
+			if _, err := os.Stat(c.Args().First()); err != nil {
+				return err
+			}
 			out, err := toolio.OpenOutput(toolio.StdioOutput(c.String("o")), o.Writer, stdout)
 			if err != nil {
 				return err

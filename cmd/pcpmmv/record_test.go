@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -29,5 +32,21 @@ func TestDuration(t *testing.T) {
 		if _, err := duration(s); err == nil {
 			t.Errorf("duration(%q): no error", s)
 		}
+	}
+}
+
+// TestRecordMissingPath: a path that is not there at the start is an
+// error, before any output is made, not a recording of nothing with a
+// warning at every sample.
+func TestRecordMissingPath(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"pcpmmv", "record", "-t", "10ms", "-s", "3", filepath.Join(dir, "no-such-file"), "-o", out}, nil, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "no-such-file: no such file or directory") || strings.Count(stderr.String(), "\n") != 1 {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+	if m, _ := filepath.Glob(out + "*"); len(m) > 0 {
+		t.Errorf("output made: %v", m)
 	}
 }
