@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -315,7 +316,31 @@ func resolveBase(name string) (string, error) {
 			}
 		}
 	}
-	return "", fmt.Errorf("%s: not a PCP archive file (no matching .meta file)", name)
+	if isFolio(name) {
+		return "", notArchive(fmt.Sprintf("%s: an archive folio (as pmafm reads), not an archive: give it to --folio (pcpextract, pcpreduce, pcpsummary; pcpexport --dataset), or name the archives it lists", name))
+	}
+	return "", notArchive(fmt.Sprintf("%s: not a PCP archive file (no matching .meta file)", name))
+}
+
+// notArchive is a name that is a file but not an archive's: no archive
+// of that name exists (errors.Is fs.ErrNotExist), which libpcp, looking
+// for its .meta, says as "No such file or directory".
+type notArchive string
+
+func (e notArchive) Error() string { return string(e) }
+func (e notArchive) Unwrap() error { return fs.ErrNotExist }
+
+// isFolio reports whether the file name starts as an archive folio does
+// (package folio reads them; it imports this one).
+func isFolio(name string) bool {
+	f, err := os.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [9]byte
+	n, _ := io.ReadFull(f, b[:])
+	return string(b[:n]) == "PCPFolio\n"
 }
 
 // rdCandidate is one file found for a role; plain files beat compressed

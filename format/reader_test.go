@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -580,6 +581,23 @@ func TestOpenNames(t *testing.T) {
 	for _, arg := range []string{filepath.Join(QADir, "no-such-archive"), filepath.Join(QADir, "README"), base + ".7", base + ".metaX", "", t.TempDir()} {
 		if a, err := Open(arg); err == nil {
 			t.Errorf("Open(%q) = %s, want an error", arg, a.Base())
+		}
+	}
+
+	// A file that is not an archive's: no archive of that name exists
+	// (libpcp's words under PCP's names: "No such file or directory"),
+	// and an archive folio is named as such.
+	folio := filepath.Join(t.TempDir(), "hosts.folio")
+	if err := os.WriteFile(folio, []byte("PCPFolio\nVersion: 1\nArchive:\thost\thost/a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for arg, want := range map[string]string{
+		filepath.Join(QADir, "README"): "not a PCP archive file",
+		folio:                          "an archive folio (as pmafm reads), not an archive: give it to --folio",
+	} {
+		_, err := Open(arg)
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), want) {
+			t.Errorf("Open(%s): %v, want %q, fs.ErrNotExist", arg, err, want)
 		}
 	}
 
