@@ -85,7 +85,9 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 // names an existing archive (a base name, one of its files, or a
 // directory) is an archive; the rest, which must follow the archives, are
 // metric names.
-func splitArgs(args []string) (archives, metrics []string, err error) {
+// With stdin a pipe, a first argument that is no archive is most likely a
+// metric name meant for the stream coming in: the error says how.
+func splitArgs(args []string, stdin *os.File) (archives, metrics []string, err error) {
 	for i, a := range args {
 		if isArchive(a) {
 			if len(metrics) > 0 {
@@ -95,7 +97,11 @@ func splitArgs(args []string) (archives, metrics []string, err error) {
 			continue
 		}
 		if len(archives) == 0 {
-			return nil, nil, fmt.Errorf("%s: no such archive (looked for %s.meta and its compressed forms)", a, a)
+			err := fmt.Errorf("%s: no such archive (looked for %s.meta and its compressed forms)", a, a)
+			if st, serr := stdin.Stat(); stdin != nil && serr == nil && st.Mode()&os.ModeNamedPipe != 0 {
+				err = fmt.Errorf("%w; for metrics of the stream on standard input, name - first: pcpcat - %s", err, strings.Join(args, " "))
+			}
+			return nil, nil, err
 		}
 		metrics = append(metrics, args[i])
 	}
@@ -131,7 +137,7 @@ func action(c *cli.Context, xcount int, stdin *os.File, stdout, stderr io.Writer
 			return toolio.UsageError{Msg: err.Error()}
 		}
 		var err error
-		if archives, metrics, err = splitArgs(args); err != nil {
+		if archives, metrics, err = splitArgs(args, stdin); err != nil {
 			return err
 		}
 	}
