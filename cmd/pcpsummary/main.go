@@ -91,6 +91,16 @@ func run(args []string, stdin *os.File, stdout, stderr io.Writer) (status int) {
 	if cmd.Folio {
 		return runFolio(prog, cmd, stdout, stderr)
 	}
+	if !compat {
+		// "pcpsummary A B": B taken for a metric name would be "unknown"
+		// (a directory is not taken for an archive here: "kernel" may
+		// be both a directory and a metric name)
+		for _, m := range cmd.Metrics {
+			if st, err := os.Stat(m); (err != nil || !st.IsDir()) && cmd.Archive != "" && cmd.Archive != "-" && toolio.IsArchive(m) {
+				return usage(fmt.Sprintf("%s is an archive, not a metric name: name one archive, then metric names (several archives of one host: pcpcat A B | %s -; of many hosts: %s --folio A B)\n", m, prog, prog))
+			}
+		}
+	}
 	var a summary.Archive
 	if cmd.Archive == "-" && !compat {
 		// standard input, as for the other tools (so that metric names
