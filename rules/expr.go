@@ -661,7 +661,11 @@ func (p *exprParser) metricRule(pos Pos, sel string, selPos Pos, cls []clause) {
 				mc.Output = p.output(out, c.pos)
 			}
 		default:
-			p.fail(c.pos, "found %q, expected delete, name, pmid, type, sem, units or indom", key)
+			hint := ""
+			if key == "value" {
+				hint = " (values change in a value rule: value SELECTOR { value = EXPR })"
+			}
+			p.fail(c.pos, "found %q, expected delete, name, pmid, type, sem, units or indom%s", key, hint)
 		}
 		mc.Dyn = &exprProg{prog: p.compile(rest, rpos, MetricEnv{}), pos: rpos}
 		r.Clauses = append(r.Clauses, mc)

@@ -52,6 +52,7 @@ func TestExprErrors(t *testing.T) {
 		{"\n\n  metric name == \"x\" {\n    type = U65\n  }", "4:12", "unknown name U65"},
 		{"metric true { frob = 1 }", "1:15", `found "frob"`},
 		{"metric true { type U64 }", "1:19", "expected = after type"},
+		{"metric true { value = value * 2 }", "1:15", `found "value", expected delete, name, pmid, type, sem, units or indom (values change in a value rule: value SELECTOR { value = EXPR })`},
 		{"value true { value = name }", "1:22", ""},
 		{"widget true { }", "1:1", "expected global, metric"},
 		{"metric true { delete", "1:21", "expected }"},
@@ -199,5 +200,32 @@ value when metric == "mem.util.free" { value = instance < 0 ? value * 1024 : val
 	t.Logf("value expression: %.0f allocs per run", allocs)
 	if math.IsNaN(v) {
 		t.Fatal()
+	}
+}
+
+// TestClauseWrongTypeHint: a metric clause whose expression gives the
+// wrong kind of value says what it wants (a string for units is the
+// usual slip).
+func TestClauseWrongTypeHint(t *testing.T) {
+	for src, want := range map[string]string{
+		`metric name == "mem.util.free" { units = "count" }`: `units value count (string) has the wrong type: give UNITS("dimSpace,dimTime,dimCount,scaleSpace,scaleTime,scaleCount"), e.g. UNITS("0,0,1,0,0,ONE") for a count`,
+		`metric name == "mem.util.free" { sem = "counter" }`: `has the wrong type: give COUNTER, INSTANT or DISCRETE`,
+		`metric name == "mem.util.free" { name = 7 }`:        `has the wrong type: give a string`,
+	} {
+		cfg, err := ParseExpr("r", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Compile(cfg, fakeMeta(), CompileOptions{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", src, err, want)
+		}
+	}
+	// the hint's own example compiles
+	cfg, err := ParseExpr("r", `metric name == "mem.util.free" { units = UNITS("0,0,1,0,0,ONE") }`)
+	if err == nil {
+		_, err = Compile(cfg, fakeMeta(), CompileOptions{})
+	}
+	if err != nil {
+		t.Error(err)
 	}
 }

@@ -978,7 +978,9 @@ func (c *compiler) evalDyn(mp *MetricPlan, cl MetricClause) MetricClause {
 	if err != nil {
 		c.fail(cl.Pos, Pos{}, "metric %s: %v", mp.name, err)
 	}
-	bad := func() { c.fail(cl.Pos, Pos{}, "metric %s: %s value %v (%T) has the wrong type", mp.name, cl.Op, v, v) }
+	bad := func() {
+		c.fail(cl.Pos, Pos{}, "metric %s: %s value %v (%T) has the wrong type%s", mp.name, cl.Op, v, v, clauseHint[cl.Op])
+	}
 	switch cl.Op {
 	case MetricName:
 		s, ok := v.(string)
@@ -1024,6 +1026,17 @@ func (c *compiler) evalDyn(mp *MetricPlan, cl MetricClause) MetricClause {
 		}
 	}
 	return cl
+}
+
+// clauseHint says what a metric clause's expression must give, for the
+// error when it gives something else.
+var clauseHint = map[MetricOp]string{
+	MetricName:  ": give a string",
+	MetricType:  ": give a numeric type (I32 U32 I64 U64 FLOAT DOUBLE, or TYPE(\"U64\"))",
+	MetricSem:   ": give COUNTER, INSTANT or DISCRETE",
+	MetricUnits: ": give UNITS(\"dimSpace,dimTime,dimCount,scaleSpace,scaleTime,scaleCount\"), e.g. UNITS(\"0,0,1,0,0,ONE\") for a count",
+	MetricPMID:  ": give PMID(domain, cluster, item)",
+	MetricInDom: ": give INDOM(domain, serial) or NULL",
 }
 
 func (c *compiler) valueRules() {
