@@ -196,6 +196,16 @@ func (a App) Run(args []string, stdin io.Reader, stdout, stderr io.Writer) error
 		Flags:                  a.Opts.Flags(a.Compat),
 		Action:                 a.Action,
 	}
+	if !a.Compat && a.Action != nil {
+		app.Action = func(c *cli.Context) error {
+			// -o "$OUT" with OUT unset: not standard output, which a
+			// 1 GiB binary stream would then fill
+			if c.IsSet("o") && c.String("o") == "" {
+				return Usagef("-o needs a name (- for standard output)")
+			}
+			return a.Action(c)
+		}
+	}
 	if what := os.Getenv(GenerateEnv); what != "" && !a.Compat {
 		return generate(app, what, stdout)
 	}
